@@ -1,0 +1,76 @@
+// Host-backend microbenchmarks (CPU timings; the GPU benchmarks come with the device
+// executor). Each checks its result so the work cannot be elided.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include <weft/weft.hpp>
+
+namespace {
+
+weft::task<int> tiny(int i) { co_return i & 1; }
+
+weft::task<long long> spawn_join(int n) {
+  std::vector<weft::join_handle<int>> hs;
+  hs.reserve(n);
+  for (int i = 0; i < n; ++i) hs.push_back(weft::spawn(tiny(i)));
+  long long s = 0;
+  for (auto& h : hs) s += co_await std::move(h);
+  co_return s;
+}
+
+weft::task<int> yielder(int k) {
+  for (int i = 0; i < k; ++i) co_await weft::yield();
+  co_return k;
+}
+
+weft::task<long long> yield_many(int tasks, int k) {
+  std::vector<weft::join_handle<int>> hs;
+  for (int i = 0; i < tasks; ++i) hs.push_back(weft::spawn(yielder(k)));
+  long long s = 0;
+  for (auto& h : hs) s += co_await std::move(h);
+  co_return s;
+}
+
+weft::task<int> chain(int d) {
+  if (d == 0) co_return 0;
+  co_return 1 + co_await chain(d - 1);
+}
+
+void BM_host_spawn_join(benchmark::State& st) {
+  weft::runtime rt;
+  const int n = static_cast<int>(st.range(0));
+  for (auto _ : st) {
+    long long s = rt.block_on([](int k) { return spawn_join(k); }, n);
+    if (s != n / 2) st.SkipWithError("wrong sum");
+  }
+  st.counters["tasks_per_s"] = benchmark::Counter(static_cast<double>(n) * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_host_spawn_join)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_host_yield_many(benchmark::State& st) {
+  weft::runtime rt;
+  const int tasks = static_cast<int>(st.range(0)), k = 64;
+  for (auto _ : st) {
+    long long s = rt.block_on([](int t, int kk) { return yield_many(t, kk); }, tasks, k);
+    if (s != static_cast<long long>(tasks) * k) st.SkipWithError("wrong sum");
+  }
+  st.counters["resumes_per_s"] =
+      benchmark::Counter(static_cast<double>(tasks) * k * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_host_yield_many)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_host_await_chain(benchmark::State& st) {
+  weft::runtime rt;
+  const int d = static_cast<int>(st.range(0));
+  for (auto _ : st) {
+    int r = rt.block_on([](int dd) { return chain(dd); }, d);
+    if (r != d) st.SkipWithError("wrong depth");
+  }
+  st.counters["awaits_per_s"] = benchmark::Counter(static_cast<double>(d) * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_host_await_chain)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,363 @@
+// The host backend's executor: see weft/executor/host_executor.hpp for the design.
+#include "weft/executor/host_executor.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "weft/detail/run.hpp"
+#include "weft/executor/host_frames.hpp"
+
+namespace weft::exec {
+
+using detail::task_header;
+
+// ---------------------------------------------------------------- frame pool
+pool_frame_allocator::pool_frame_allocator(std::size_t bytes)
+    : arena_(std::aligned_alloc(64, (bytes + 63) & ~std::size_t{63})) {
+  if (arena_ == nullptr) throw std::bad_alloc();
+  pool_.init(arena_, (bytes + 63) & ~std::size_t{63});
+}
+pool_frame_allocator::~pool_frame_allocator() {
+  WEFT_UNPOISON(arena_, pool_.capacity_bytes());
+  std::free(arena_);
+}
+
+// ---------------------------------------------------------------- inject queue
+void inject_queue::push(task_header* t) { push_batch(&t, 1); }
+
+void inject_queue::push_batch(task_header* const* ts, std::uint32_t n) {
+  if (n == 0) return;
+  for (std::uint32_t i = 0; i + 1 < n; ++i) ts[i]->link = ts[i + 1];
+  ts[n - 1]->link = nullptr;
+  std::lock_guard lk(m_);
+  if (tail_) tail_->link = ts[0];
+  else head_ = ts[0];
+  tail_ = ts[n - 1];
+  len_.fetch_add(n, std::memory_order_release);
+}
+
+task_header* inject_queue::pop() {
+  if (empty()) return nullptr;
+  std::lock_guard lk(m_);
+  task_header* t = head_;
+  if (t == nullptr) return nullptr;
+  head_ = t->link;
+  if (head_ == nullptr) tail_ = nullptr;
+  len_.fetch_sub(1, std::memory_order_relaxed);
+  return t;
+}
+
+// ---------------------------------------------------------------- registry
+root_registry::shard& root_registry::shard_of(task_header* t) noexcept {
+  return shards_[(reinterpret_cast<std::uintptr_t>(t) >> 6) % shards];
+}
+void root_registry::unlink(shard& s, task_header* t) noexcept {
+  if (t->reg_prev) t->reg_prev->reg_next = t->reg_next;
+  else s.head = t->reg_next;
+  if (t->reg_next) t->reg_next->reg_prev = t->reg_prev;
+  t->reg_prev = t->reg_next = nullptr;
+}
+void root_registry::add(task_header* t) {
+  shard& s = shard_of(t);
+  std::lock_guard lk(s.m);
+  t->reg_prev = nullptr;
+  t->reg_next = s.head;
+  if (s.head) s.head->reg_prev = t;
+  s.head = t;
+  count_.fetch_add(1, std::memory_order_relaxed);
+}
+void root_registry::remove(task_header* t) {
+  shard& s = shard_of(t);
+  std::lock_guard lk(s.m);
+  unlink(s, t);
+  count_.fetch_sub(1, std::memory_order_relaxed);
+}
+task_header* root_registry::take_incomplete() {
+  for (shard& s : shards_) {
+    std::lock_guard lk(s.m);
+    for (task_header* t = s.head; t; t = t->reg_next) {
+      if (detail::state_of(t).load(detail::mo_acquire) & detail::task_state::completed) continue;
+      unlink(s, t);
+      count_.fetch_sub(1, std::memory_order_relaxed);
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- workers
+struct host_executor::worker {
+  host_executor* exec = nullptr;
+  unsigned index = 0;
+  std::unique_ptr<task_header*[]> slots;
+  local_queue queue;
+  std::atomic<task_header*> lifo{nullptr};
+  unsigned lifo_streak = 0;
+  frame_cache cache;
+  std::uint32_t rng = 0;
+  unsigned tick = 0;
+  bool searching = false;
+  std::thread thread;
+
+  explicit worker(size_class_pool* pool) : cache(pool) {}
+  std::uint32_t next_random() noexcept {  // xorshift32: victim choice only
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+  }
+};
+
+namespace {
+thread_local host_executor::worker* tls_worker = nullptr;
+
+std::uint32_t round_up_pow2(std::uint32_t v) {
+  std::uint32_t p = 2;
+  while (p < v) p <<= 1;
+  return p;
+}
+}  // namespace
+
+host_executor::worker* host_executor::current_worker() const noexcept {
+  worker* w = tls_worker;
+  return (w && w->exec == this) ? w : nullptr;
+}
+
+host_executor::host_executor(const host_executor_config& cfg) {
+  if (cfg.user_allocator) {
+    allocator_ = cfg.user_allocator;
+  } else {
+    pool_ = std::make_unique<pool_frame_allocator>(cfg.frame_pool_bytes);
+    allocator_ = pool_.get();
+  }
+  unsigned n = cfg.workers ? cfg.workers : std::thread::hardware_concurrency();
+  if (n == 0) n = 1;
+  // Clamped to [2, 8192]: push_local's overflow buffer holds half of the largest ring.
+  const std::uint32_t want = cfg.local_queue_capacity < 2 ? 2 : (cfg.local_queue_capacity > 8192 ? 8192 : cfg.local_queue_capacity);
+  const std::uint32_t cap = round_up_pow2(want);
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<worker>(pool_ ? &pool_->pool() : nullptr);
+    w->exec = this;
+    w->index = i;
+    w->slots = std::make_unique<task_header*[]>(cap);
+    w->queue.init(w->slots.get(), cap);
+    w->rng = 0x9e3779b9u * (i + 1);
+    workers_.push_back(std::move(w));
+  }
+  for (auto& w : workers_) w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
+}
+
+host_executor::~host_executor() { shutdown(); }
+
+void host_executor::worker_main(worker& w) {
+  tls_worker = &w;
+  frame_scope frames(allocator_, pool_ ? &w.cache : nullptr);
+  while (!stopping()) {
+    if (task_header* t = find_work(w)) run_one(w, t);
+    else park(w);
+  }
+  w.cache.flush();
+  tls_worker = nullptr;
+}
+
+task_header* host_executor::find_work(worker& w) {
+  task_header* t = find_local_work(w);
+  if (t == nullptr) return search(w);
+  if (w.searching) {  // woken as a searcher (counted by the notifier) but found work at home
+    w.searching = false;
+    end_search(true);
+  }
+  return t;
+}
+
+task_header* host_executor::find_local_work(worker& w) {
+  if (++w.tick % 61 == 0)
+    if (task_header* t = inject_.pop()) return t;
+  if (task_header* t = w.lifo.exchange(nullptr, std::memory_order_acquire)) {
+    if (++w.lifo_streak <= 3) return t;
+    push_local(w, t);  // cap LIFO runs so a ping-pong pair cannot starve the queue
+  }
+  w.lifo_streak = 0;
+  if (task_header* t = w.queue.pop()) return t;
+  return inject_.pop();
+}
+
+task_header* host_executor::search(worker& w) {
+  if (!w.searching && !try_begin_search()) return nullptr;
+  w.searching = true;
+  task_header* found = nullptr;
+  const unsigned n = worker_count();
+  const unsigned start = w.next_random() % n;
+  for (unsigned k = 0; k < n && !found; ++k) {
+    worker& v = *workers_[(start + k) % n];
+    if (&v == &w) continue;
+    found = w.queue.steal_half_from(v.queue);
+  }
+  for (unsigned k = 0; k < n && !found; ++k) {  // second pass: LIFO slots
+    worker& v = *workers_[(start + k) % n];
+    if (&v != &w) found = v.lifo.exchange(nullptr, std::memory_order_acquire);
+  }
+  if (!found) found = inject_.pop();
+  w.searching = false;
+  end_search(found != nullptr);
+  return found;
+}
+
+void host_executor::run_one(worker& w, task_header* t) {
+  switch (detail::run_and_settle(t)) {
+    case detail::after_run::requeue_now: push_lifo(w, t); break;
+    case detail::after_run::requeue_back: push_local(w, t); break;
+    case detail::after_run::idle:
+    case detail::after_run::finished: break;
+  }
+}
+
+void host_executor::push_local(worker& w, task_header* t) {
+  while (!w.queue.push(t)) {
+    // Full: move the older half, and t behind it, to the inject queue (Go's runqputslow).
+    task_header* half[4096 + 1];
+    const std::uint32_t n = w.queue.take_half_for_overflow(half);
+    if (n) {
+      half[n] = t;
+      inject_.push_batch(half, n + 1);
+      break;
+    }
+  }
+  notify_one_if_needed();
+}
+
+void host_executor::push_lifo(worker& w, task_header* t) {
+  if (task_header* old = w.lifo.exchange(t, std::memory_order_acq_rel)) push_local(w, old);
+  else notify_one_if_needed();
+}
+
+// ---------------------------------------------------------------- parking
+bool host_executor::try_begin_search() noexcept {
+  int s = searching_.load(std::memory_order_relaxed);
+  do {
+    if (2 * s >= static_cast<int>(worker_count())) return false;
+  } while (!searching_.compare_exchange_weak(s, s + 1, std::memory_order_seq_cst));
+  return true;
+}
+
+void host_executor::end_search(bool found) noexcept {
+  const bool last = searching_.fetch_sub(1, std::memory_order_seq_cst) == 1;
+  if (last && found) notify_one_if_needed();  // more work may remain: hand the search on
+}
+
+void host_executor::notify_one_if_needed() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
+  if (searching_.load(std::memory_order_seq_cst) != 0 || sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  std::lock_guard lk(park_m_);
+  if (permits_ < sleepers_.load(std::memory_order_relaxed)) {
+    ++permits_;
+    searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
+    park_cv_.notify_one();
+  }
+}
+
+bool host_executor::any_work_visible() const noexcept {
+  if (!inject_.empty()) return true;
+  for (auto& w : workers_)
+    if (!w->queue.empty_approx() || w->lifo.load(std::memory_order_acquire)) return true;
+  return false;
+}
+
+void host_executor::park(worker& w) {
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with notify_one_if_needed()
+  if (any_work_visible() || stopping()) {
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    std::this_thread::yield();  // work exists but searchers are at their bound
+    return;
+  }
+  std::unique_lock lk(park_m_);
+  park_cv_.wait(lk, [&] { return permits_ > 0 || stopping(); });
+  if (permits_ > 0) {
+    --permits_;
+    w.searching = true;  // counted in searching_ by the notifier
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+// ---------------------------------------------------------------- task hooks
+errc host_executor::submit_root(task_header* t) noexcept {
+  if (stopping()) return errc::shutting_down;
+  registry_.add(t);
+  if (worker* w = current_worker()) {
+    push_local(*w, t);
+  } else {
+    inject_.push(t);
+    notify_one_if_needed();
+  }
+  return errc{};
+}
+
+void host_executor::schedule(task_header* t) noexcept {
+  if (worker* w = current_worker()) {
+    push_lifo(*w, t);
+  } else {
+    inject_.push(t);
+    notify_one_if_needed();
+  }
+}
+
+void host_executor::destroy_root(task_header* t) noexcept {
+  registry_.remove(t);
+  destroy_frame_tree(detail::frame_of(t));
+}
+
+void host_executor::notify_host_waiters() noexcept {
+  std::lock_guard lk(host_m_);
+  host_cv_.notify_all();
+}
+
+bool host_executor::wait_completed(task_header* t) noexcept {
+  auto st = detail::state_of(t);
+  std::uint32_t s = st.load(detail::mo_acquire);
+  while (!(s & detail::task_state::completed)) {
+    if (st.compare_exchange_weak(s, s | detail::task_state::host_waiter, detail::mo_acq_rel, detail::mo_acquire))
+      break;
+  }
+  std::unique_lock lk(host_m_);
+  host_cv_.wait(lk, [&] { return (st.load(detail::mo_acquire) & detail::task_state::completed) || stopping(); });
+  return (st.load(detail::mo_acquire) & detail::task_state::completed) != 0;
+}
+
+std::int64_t host_executor::live_frame_blocks() const noexcept {
+  return pool_ ? pool_->pool().outstanding_blocks() : -1;
+}
+
+void host_executor::shutdown() noexcept {
+  if (shut_down_.exchange(true)) return;
+  stopping_.store(true, std::memory_order_seq_cst);  // 1. refuse new roots
+  {
+    std::lock_guard lk(park_m_);  // 2. wake every parked worker
+    park_cv_.notify_all();
+  }
+  notify_host_waiters();
+  for (auto& w : workers_)  // 3. join; one thread owns everything from here
+    if (w->thread.joinable()) w->thread.join();
+  // 4. the queues are forgotten: every queued task is also in the registry.
+  // 5. destroy every root that has not completed; completed roots go with their handles.
+  while (task_header* t = registry_.take_incomplete()) destroy_frame_tree(detail::frame_of(t));
+  for (auto& w : workers_) w->cache.flush();  // 6. return cached blocks to the pool
+}
+
+}  // namespace weft::exec
+
+// ---------------------------------------------------------------- backend hooks
+namespace weft::detail {
+
+void* host_current_scheduler() noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  return w ? w->exec : nullptr;
+}
+errc host_submit_root(void* sched, task_header* t) noexcept {
+  return static_cast<exec::host_executor*>(sched)->submit_root(t);
+}
+void host_schedule(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->schedule(t); }
+void host_destroy_root(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->destroy_root(t); }
+void host_notify_host_waiters(void* sched) noexcept { static_cast<exec::host_executor*>(sched)->notify_host_waiters(); }
+
+}  // namespace weft::detail

@@ -1,0 +1,162 @@
+// weft/executor/host_executor.hpp - the host backend's work-stealing executor.
+//
+// Workers (one per core by default) run tasks on host threads. The structure follows
+// tokio's multi-threaded scheduler (worker.rs) and Go's runtime:
+//   * each worker owns a bounded local_queue (FIFO) and a LIFO slot that holds the task
+//     it most recently woke, so a waker and its wakee run back to back;
+//   * a global inject queue takes submissions from non-worker threads and the overflow
+//     of full local queues; every 61st pick checks it first so it cannot starve;
+//   * a worker that runs dry steals half of a random victim's queue;
+//   * at most half the workers search (steal) at once; the rest park on a condition
+//     variable. A wake-up is sent only when nobody is searching, and the last searcher
+//     to find work wakes the next one, so bursts do not wake every thread.
+//   * every live root task is in a registry so that shutdown can destroy it.
+//
+// Lost wake-ups are excluded by a Dekker pair of sequentially consistent fences: a
+// pusher publishes its task, fences, then reads the sleeper count; a parker bumps the
+// sleeper count, fences, then looks at every queue. One of them sees the other.
+//
+// Shutdown, in order (host_executor::shutdown):
+//   1. Mark the executor stopping: submit_root refuses new roots (shutting_down).
+//   2. Wake every parked worker; each leaves its loop after the task it is resuming
+//      reaches its next suspension point.
+//   3. Join the worker threads. From here on one thread owns everything.
+//   4. Forget the queues: every task in them is also in the registry.
+//   5. Destroy every root that has not completed. Destroying a frame drops the join
+//      handles it holds; a completed root whose last handle goes is destroyed then.
+//   6. Flush the frame caches into the pool; the pool then counts only frames still
+//      held by host-side handles (none after block_on returns).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "weft/detail/task_header.hpp"
+#include "weft/errc.hpp"
+#include "weft/executor/frame_pool.hpp"
+#include "weft/executor/local_queue.hpp"
+#include "weft/frame_allocator.hpp"
+
+namespace weft::exec {
+
+struct host_executor_config {
+  unsigned workers = 0;                          // 0: one per hardware thread
+  std::uint32_t local_queue_capacity = 256;      // rounded up to a power of two
+  std::size_t frame_pool_bytes = 256u << 20;     // arena of the size-class pool
+  weft::frame_allocator* user_allocator = nullptr;  // replaces the pool when set
+};
+
+// The size-class pool as a weft::frame_allocator (thread-safe; no cache).
+class pool_frame_allocator final : public weft::frame_allocator {
+ public:
+  explicit pool_frame_allocator(std::size_t bytes);
+  ~pool_frame_allocator() override;
+  void* allocate(std::size_t n) noexcept override { return pool_.allocate(n); }
+  void deallocate(void* p, std::size_t n) noexcept override { pool_.deallocate(p, n); }
+  size_class_pool& pool() noexcept { return pool_; }
+
+ private:
+  void* arena_;
+  size_class_pool pool_;
+};
+
+// Intrusive FIFO of task headers (through `link`), guarded by a mutex.
+class inject_queue {
+ public:
+  void push(detail::task_header* t);
+  void push_batch(detail::task_header* const* ts, std::uint32_t n);
+  detail::task_header* pop();
+  bool empty() const noexcept { return len_.load(std::memory_order_acquire) == 0; }
+
+ private:
+  std::mutex m_;
+  detail::task_header* head_ = nullptr;
+  detail::task_header* tail_ = nullptr;
+  std::atomic<std::size_t> len_{0};
+};
+
+// Every live root, for shutdown. Sharded to keep spawn-heavy loads off one lock.
+class root_registry {
+ public:
+  void add(detail::task_header* t);
+  void remove(detail::task_header* t);
+  // Unlinks and returns some root that has not completed, or nullptr.
+  detail::task_header* take_incomplete();
+  std::size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr unsigned shards = 16;
+  struct shard {
+    std::mutex m;
+    detail::task_header* head = nullptr;
+  };
+  shard& shard_of(detail::task_header* t) noexcept;
+  static void unlink(shard& s, detail::task_header* t) noexcept;
+  shard shards_[shards];
+  std::atomic<std::size_t> count_{0};
+};
+
+class host_executor {
+ public:
+  explicit host_executor(const host_executor_config& cfg);
+  ~host_executor();
+  host_executor(const host_executor&) = delete;
+  host_executor& operator=(const host_executor&) = delete;
+
+  void shutdown() noexcept;  // idempotent; see the numbered steps above
+  bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
+
+  errc submit_root(detail::task_header* t) noexcept;
+  void schedule(detail::task_header* t) noexcept;
+  void destroy_root(detail::task_header* t) noexcept;
+  void notify_host_waiters() noexcept;
+  // Blocks the calling host thread until the root completes. False if the executor
+  // stopped first (the root is then destroyed by shutdown; do not touch it).
+  bool wait_completed(detail::task_header* t) noexcept;
+
+  weft::frame_allocator* frame_allocator() noexcept { return allocator_; }
+  unsigned worker_count() const noexcept { return static_cast<unsigned>(workers_.size()); }
+  std::size_t live_roots() const noexcept { return registry_.size(); }
+  // Frame-pool blocks still in use (exact when no worker runs; -1 with a user allocator).
+  std::int64_t live_frame_blocks() const noexcept;
+
+  struct worker;
+
+ private:
+  void worker_main(worker& w);
+  detail::task_header* find_work(worker& w);
+  detail::task_header* find_local_work(worker& w);
+  detail::task_header* search(worker& w);
+  void run_one(worker& w, detail::task_header* t);
+  void push_local(worker& w, detail::task_header* t);
+  void push_lifo(worker& w, detail::task_header* t);
+  void park(worker& w);
+  bool any_work_visible() const noexcept;
+  void notify_one_if_needed() noexcept;
+  bool try_begin_search() noexcept;
+  void end_search(bool found) noexcept;
+  worker* current_worker() const noexcept;
+
+  std::unique_ptr<pool_frame_allocator> pool_;
+  weft::frame_allocator* allocator_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  inject_queue inject_;
+  root_registry registry_;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> shut_down_{false};
+  std::atomic<int> searching_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex park_m_;
+  std::condition_variable park_cv_;
+  int permits_ = 0;  // wake-ups granted and not yet taken (guarded by park_m_)
+
+  std::mutex host_m_;
+  std::condition_variable host_cv_;
+};
+
+}  // namespace weft::exec

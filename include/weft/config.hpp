@@ -1,0 +1,51 @@
+// weft/config.hpp - compilation-mode macros shared by every weft header.
+//
+// weft sources compile in three ways:
+//   * clang in CUDA mode, host pass    (__CUDACC__ defined, __CUDA_ARCH__ not)
+//   * clang in CUDA mode, device pass  (__CUDACC__ and __CUDA_ARCH__ defined)
+//   * plain C++ (g++ or clang)         (neither defined): the host-only build used by CI
+// Code that differs between the host and the device branches on WEFT_DEVICE_PASS.
+#pragma once
+
+#if defined(__CUDACC__)
+#define WEFT_HOST_DEVICE __host__ __device__
+#define WEFT_DEVICE __device__
+#define WEFT_CUDA_COMPILE 1
+#else
+#define WEFT_HOST_DEVICE
+#define WEFT_DEVICE
+#define WEFT_CUDA_COMPILE 0
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define WEFT_DEVICE_PASS 1
+#else
+#define WEFT_DEVICE_PASS 0
+#endif
+
+// Size of an emulated or real warp. Fixed: weft's batching assumes 32 lanes.
+#define WEFT_WARP_SIZE 32
+
+namespace weft::detail {
+
+// Reports a broken precondition (a programming error, not a runtime error) and stops.
+// Runtime errors travel as weft::result values; this is only for contract violations
+// such as reading the value of a result that holds an error.
+[[noreturn]] WEFT_HOST_DEVICE void contract_violation(const char* what) noexcept;
+
+}  // namespace weft::detail
+
+#if WEFT_DEVICE_PASS
+WEFT_HOST_DEVICE inline void weft::detail::contract_violation(const char* what) noexcept {
+  printf("weft: contract violation: %s\n", what);
+  __trap();
+  __builtin_unreachable();
+}
+#else
+#include <cstdio>
+#include <cstdlib>
+WEFT_HOST_DEVICE inline void weft::detail::contract_violation(const char* what) noexcept {
+  std::fprintf(stderr, "weft: contract violation: %s\n", what);
+  std::abort();
+}
+#endif

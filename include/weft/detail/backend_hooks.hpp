@@ -1,0 +1,107 @@
+// weft/detail/backend_hooks.hpp - the few operations that differ between backends.
+//
+// Task code is compiled for both backends; where it needs the executor (spawn a root,
+// requeue a woken task, allocate a frame) it calls these dispatchers. The host pass
+// calls functions of the host executor (defined in executor/*.cpp); the device pass
+// calls the device executor's inline functions (executor/weft/executor/device_*.hpp).
+#pragma once
+#include <cstddef>
+
+#include "weft/config.hpp"
+#include "weft/detail/task_header.hpp"
+#include "weft/errc.hpp"
+
+namespace weft::detail {
+
+// ---- host backend (executor/host_executor.cpp, executor/frame_alloc.cpp) ----
+void* host_current_scheduler() noexcept;
+errc host_submit_root(void* sched, task_header* t) noexcept;
+void host_schedule(task_header* t) noexcept;
+void host_destroy_root(task_header* t) noexcept;
+void host_notify_host_waiters(void* sched) noexcept;
+void* host_frame_allocate(std::size_t n) noexcept;
+void host_frame_deallocate(void* p, std::size_t n) noexcept;
+void host_destroy_frame(void* frame) noexcept;
+
+}  // namespace weft::detail
+
+#if WEFT_CUDA_COMPILE
+#include "weft/executor/device_hooks.hpp"
+#endif
+
+namespace weft::detail {
+
+// The scheduler that spawn() submits to: the executor running the calling task.
+WEFT_HOST_DEVICE inline void* current_scheduler() noexcept {
+#if WEFT_DEVICE_PASS
+  return device_current_scheduler();
+#else
+  return host_current_scheduler();
+#endif
+}
+
+// Registers a new root task (state SCHEDULED|HANDLE) with `sched` and queues it.
+// Returns errc{} on success, or why the task was not accepted (it is then untouched).
+WEFT_HOST_DEVICE inline errc submit_root(void* sched, task_header* t) noexcept {
+#if WEFT_DEVICE_PASS
+  return device_submit_root(sched, t);
+#else
+  return host_submit_root(sched, t);
+#endif
+}
+
+// Queues a task whose SCHEDULED bit the caller has just set (a wake-up or a yield).
+WEFT_HOST_DEVICE inline void schedule(task_header* t) noexcept {
+#if WEFT_DEVICE_PASS
+  device_schedule(t);
+#else
+  host_schedule(t);
+#endif
+}
+
+// Destroys a completed (or abandoned) root frame and everything it owns.
+WEFT_HOST_DEVICE inline void destroy_root(task_header* t) noexcept {
+#if WEFT_DEVICE_PASS
+  device_destroy_root(t);
+#else
+  host_destroy_root(t);
+#endif
+}
+
+WEFT_HOST_DEVICE inline void notify_host_waiters(void* sched) noexcept {
+#if WEFT_DEVICE_PASS
+  device_notify_host_waiters(sched);
+#else
+  host_notify_host_waiters(sched);
+#endif
+}
+
+// Destroys a frame that may own suspended child frames. On the host this runs in
+// constant stack space whatever the depth (exec::destroy_frame_tree). On the device
+// it is a plain destroy: a deep *suspended* chain recurses (a known limit of the
+// device path until the device executor's teardown lands).
+WEFT_HOST_DEVICE inline void destroy_frame(void* frame) noexcept {
+#if WEFT_DEVICE_PASS
+  coro_handle{frame}.destroy();
+#else
+  host_destroy_frame(frame);
+#endif
+}
+
+WEFT_HOST_DEVICE inline void* frame_allocate(std::size_t n) noexcept {
+#if WEFT_DEVICE_PASS
+  return device_frame_allocate(n);
+#else
+  return host_frame_allocate(n);
+#endif
+}
+
+WEFT_HOST_DEVICE inline void frame_deallocate(void* p, std::size_t n) noexcept {
+#if WEFT_DEVICE_PASS
+  device_frame_deallocate(p, n);
+#else
+  host_frame_deallocate(p, n);
+#endif
+}
+
+}  // namespace weft::detail

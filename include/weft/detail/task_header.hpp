@@ -1,0 +1,123 @@
+// weft/detail/task_header.hpp - the scheduling header of a task and its state word.
+//
+// Every weft coroutine frame holds a promise_base, which starts with a task_header.
+// The header is meaningful only in *root* frames: frames started by spawn() (or by
+// block_on). A chain of child frames awaited one inside another runs under its
+// root's header; the scheduler queues, wait lists and join handles all deal in
+// task_header pointers, never in child frames.
+//
+// The trampoline (why there is no symmetric transfer)
+// ---------------------------------------------------
+// NVPTX has no tail calls: an await_suspend that returns a handle nests a call frame
+// on the device stack, so a long await chain overflows it. In weft no await_suspend
+// returns a handle. Each weft suspension point instead writes two things into the
+// root's header and returns void:
+//   current  the frame to resume next (the child it awaits, or the parent it returns to)
+//   act      what the driver loop should do next (run_current, yield, park, complete, unwind)
+// The driver loop (detail::run_task) resumes `current` again and again until the task
+// yields, parks or completes. The stack depth is constant whatever the await depth.
+//
+// The state word (one 32-bit word per root; every bit documented)
+// ----------------------------------------------------------------
+//   SCHEDULED    the task sits in a run queue (or is being pushed into one). Set by
+//                whoever makes it runnable (spawn, wake, yield); cleared by the worker
+//                that takes it to run. Exactly one queue entry exists while it is set.
+//   RUNNING      a worker (a host thread, or a GPU lane) owns the task and is resuming
+//                it. While RUNNING, only that worker touches `current`, `act` and the
+//                frames; that is what makes it safe to read `act` after resume returns.
+//   NOTIFIED     a wake-up arrived while RUNNING (the task registered as a waiter and the
+//                event fired before the worker finished suspending it). The worker sees
+//                it when the task parks and makes the task runnable again at once.
+//   COMPLETED    the root coroutine finished (with a value or an error). Set once; after
+//                it the result in the promise is immutable.
+//   HANDLE       a join_handle (or the host's block_on) still refers to the task. The
+//                frame is destroyed by whichever of "complete" and "drop the handle"
+//                happens second.
+//   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
+//   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
+//                Without it, completion with an error makes the joiner unwind.
+//   HOST_WAITER  a host thread waits for completion (block_on); completion notifies the
+//                executor's host-side condition variable, never touching the frame.
+//
+// Invariant that keeps wake-ups exact: a parked task is registered with at most one
+// waker (one event, one join), and that waker wakes it exactly once. So a wake-up
+// arrives only while the task is parked, or in the short window while it is RUNNING
+// on its way to parking (NOTIFIED covers that window), never while it runs freely.
+//
+// Memory orders: every transition is a read-modify-write on the state word with
+// acq_rel, so the writes a task made before it parked or completed (its result, the
+// `joiner` pointer, its frames) happen-before whatever the next owner does after
+// observing the new state. Plain fields (current, act, failure, joiner) are written
+// only by the RUNNING owner or before the RMW that publishes them.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "weft/config.hpp"
+#include "weft/detail/atomic.hpp"
+#include "weft/detail/coro.hpp"
+#include "weft/errc.hpp"
+
+namespace weft::detail {
+
+enum class action : std::uint8_t {
+  none = 0,     // nothing recorded: a suspension weft does not know about (a bug)
+  run_current,  // resume `current` again at once (a child was entered or finished)
+  yield,        // requeue behind the other ready tasks
+  park,         // wait for a wake-up; the waker requeues it
+  complete,     // the root frame reached its final suspend point
+  unwind,       // `failure` must propagate up the await chain (see run_task)
+};
+
+namespace task_state {
+inline constexpr std::uint32_t scheduled = 1u << 0;
+inline constexpr std::uint32_t running = 1u << 1;
+inline constexpr std::uint32_t notified = 1u << 2;
+inline constexpr std::uint32_t completed = 1u << 3;
+inline constexpr std::uint32_t handle = 1u << 4;
+inline constexpr std::uint32_t awaiter = 1u << 5;
+inline constexpr std::uint32_t awaiter_catches = 1u << 6;
+inline constexpr std::uint32_t host_waiter = 1u << 7;
+}  // namespace task_state
+
+struct task_header {
+  void* current = nullptr;          // innermost frame of the chain: resumed next
+  task_header* link = nullptr;      // intrusive link: inject queue, wait list, ready stack
+  void* sched = nullptr;            // the executor the task was spawned on (backend-specific)
+  task_header* joiner = nullptr;    // valid while AWAITER is set
+  task_header* reg_prev = nullptr;  // host registry of live roots (shutdown destroys them)
+  task_header* reg_next = nullptr;
+  std::uint32_t state = 0;          // see the table above; accessed with device_atomic
+  errc failure{};                   // a pending error: set, the driver unwinds before resuming
+  action act = action::none;        // written by the suspending awaiter, read by the driver
+};
+
+struct promise_base : task_header {
+  void* continuation = nullptr;  // the frame awaiting this one; null for a root
+  task_header* root = nullptr;   // the header the chain runs under
+  errc error{};                  // this frame failed: unwinding passed through it
+  bool parent_catches = false;   // the parent awaits through try_await
+
+  // Only weft awaitables may be awaited inside a weft task: they all follow the
+  // trampoline protocol above. A foreign awaitable would suspend without telling the
+  // driver what to do next, so it is rejected at compile time.
+  template <class A>
+  WEFT_HOST_DEVICE A&& await_transform(A&& a) noexcept {
+    static_assert(requires { typename std::remove_cvref_t<A>::weft_awaitable; },
+                  "only weft awaitables (tasks, join handles, weft::yield, events, ...) may be "
+                  "co_awaited inside a weft::task");
+    return static_cast<A&&>(a);
+  }
+};
+
+WEFT_HOST_DEVICE inline promise_base& promise_of(void* frame) noexcept {
+  return promise_base_of<promise_base>(frame);
+}
+WEFT_HOST_DEVICE inline void* frame_of(task_header* root) noexcept {
+  return coro_handle::from_promise(*static_cast<promise_base*>(root)).frame;
+}
+WEFT_HOST_DEVICE inline device_atomic<std::uint32_t> state_of(task_header* t) noexcept {
+  return device_atomic<std::uint32_t>(t->state);
+}
+
+}  // namespace weft::detail

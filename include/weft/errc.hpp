@@ -1,0 +1,38 @@
+// weft/errc.hpp - the error codes every weft operation reports through weft::result.
+#pragma once
+#include <cstdint>
+
+#include "weft/config.hpp"
+
+namespace weft {
+
+// Error codes. Zero is never an error, so an errc{} means "no error" where a raw
+// code is stored. Add new codes at the end; the numbers are part of the ABI of the
+// host<->device mailboxes.
+enum class errc : std::uint32_t {
+  out_of_memory = 1,      // the frame pool (or another bounded pool) is exhausted
+  queue_full = 2,         // a bounded queue had no room and the caller asked not to wait
+  shutting_down = 3,      // the runtime is stopping and takes no new work
+  no_runtime = 4,         // an operation that needs a runtime ran outside one
+  backend_unavailable = 5,// the requested backend cannot run here (no GPU, not built)
+  invalid_argument = 6,   // a malformed request
+  already_taken = 7,      // a one-shot value (join result) was already consumed
+  would_block = 8,        // the task waited for something nothing could signal (run_inline)
+};
+
+// A short, static, human-readable message for an error code.
+WEFT_HOST_DEVICE constexpr const char* to_string(errc e) noexcept {
+  switch (e) {
+    case errc::out_of_memory: return "out of memory (frame pool exhausted)";
+    case errc::queue_full: return "queue full";
+    case errc::shutting_down: return "runtime is shutting down";
+    case errc::no_runtime: return "no weft runtime on this thread";
+    case errc::backend_unavailable: return "backend unavailable";
+    case errc::invalid_argument: return "invalid argument";
+    case errc::already_taken: return "result already taken";
+    case errc::would_block: return "task blocked with no scheduler to wake it";
+  }
+  return "unknown weft error";
+}
+
+}  // namespace weft

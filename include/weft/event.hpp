@@ -1,0 +1,84 @@
+// weft/event.hpp - weft::event, a manual-reset event awaitable from tasks.
+//
+//   weft::event ev;  co_await ev.wait();  ...  ev.set();
+//
+// set() wakes every waiting task and leaves the event set until reset(); wait() on a
+// set event does not suspend. An event may live in a task's frame and be shared by
+// reference with tasks that its owner outlives. set() may also be called from host
+// code outside any task (on the host backend).
+//
+// Design (one word): `state_` is either
+//   0            not set, nobody waiting
+//   1            set
+//   other        not set; the address of the most recently registered waiter's
+//                task_header, whose `link` continues the list (a Treiber stack).
+// A waiter pushes its header with a CAS (release, so its `link` write is visible to
+// the setter); set() swaps in 1 (acq_rel) and wakes the list it took. Each waiter is
+// registered once and woken once, the invariant the task state word relies on.
+#pragma once
+#include <cstdint>
+
+#include "weft/detail/run.hpp"
+
+namespace weft {
+
+class event {
+ public:
+  WEFT_HOST_DEVICE explicit event(bool initially_set = false) noexcept : state_(initially_set ? set_value : 0) {}
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+
+  WEFT_HOST_DEVICE bool is_set() const noexcept {
+    return detail::device_atomic<std::uint64_t>(const_cast<std::uint64_t&>(state_)).load(detail::mo_acquire) == set_value;
+  }
+
+  // Sets the event and wakes every waiter.
+  WEFT_HOST_DEVICE void set() noexcept {
+    std::uint64_t old = word().exchange(set_value, detail::mo_acq_rel);
+    if (old == set_value) return;
+    auto* w = reinterpret_cast<detail::task_header*>(old);
+    while (w != nullptr) {
+      detail::task_header* next = w->link;  // read before the wake may reuse `link`
+      detail::wake(w);
+      w = next;
+    }
+  }
+
+  // Clears a set event; no effect on an unset one (its waiters stay registered).
+  WEFT_HOST_DEVICE void reset() noexcept {
+    std::uint64_t expected = set_value;
+    word().compare_exchange_strong(expected, 0, detail::mo_acq_rel, detail::mo_relaxed);
+  }
+
+  struct wait_awaiter {
+    using weft_awaitable = void;
+    event* ev;
+    WEFT_HOST_DEVICE bool await_ready() const noexcept { return ev->is_set(); }
+    template <class P>
+    WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) const noexcept {
+      detail::task_header* me = detail::promise_of(h.address()).root;
+      auto w = ev->word();
+      std::uint64_t old = w.load(detail::mo_acquire);
+      do {
+        if (old == set_value) return false;  // set meanwhile: do not suspend
+        me->link = reinterpret_cast<detail::task_header*>(old);
+      } while (!w.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(me), detail::mo_release,
+                                        detail::mo_acquire));
+      me->act = detail::action::park;
+      return true;
+    }
+    WEFT_HOST_DEVICE void await_resume() const noexcept {}
+  };
+
+  // Waits until the event is set.
+  WEFT_HOST_DEVICE wait_awaiter wait() noexcept { return {this}; }
+
+ private:
+  static constexpr std::uint64_t set_value = 1;
+  WEFT_HOST_DEVICE detail::device_atomic<std::uint64_t> word() noexcept {
+    return detail::device_atomic<std::uint64_t>(state_);
+  }
+  std::uint64_t state_;
+};
+
+}  // namespace weft

@@ -1,0 +1,165 @@
+// weft/spawn.hpp - spawn, join_handle and yield.
+//
+//   weft::join_handle<int> h = weft::spawn(add(3, n));  // runs concurrently, on any worker
+//   int y = co_await std::move(h);                       // join (fails the joiner on error)
+//   auto r = co_await weft::try_await(std::move(h2));    // join, the error as a value
+//   co_await weft::yield();                              // let other ready tasks run
+//
+// Dropping a join_handle detaches the task: it runs to completion and frees itself.
+// spawn never fails silently: a task that could not be allocated or accepted gives a
+// handle whose join reports why (out_of_memory, no_runtime, shutting_down).
+#pragma once
+#include "weft/detail/run.hpp"
+#include "weft/task.hpp"
+
+namespace weft {
+
+template <class T>
+class join_handle;
+
+namespace detail {
+
+// Awaiter of a join. Parks the joiner until the root completes (see the AWAITER bit).
+template <class T, bool Catches>
+struct join_awaiter {
+  using weft_awaitable = void;
+  task_header* root;
+  errc failed;
+
+  WEFT_HOST_DEVICE bool await_ready() const noexcept {
+    if (root == nullptr) return Catches;
+    const std::uint32_t s = state_of(root).load(mo_acquire);
+    return (s & task_state::completed) && (Catches || promise_of(frame_of(root)).error == errc{});
+  }
+  template <class P>
+  WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) const noexcept {
+    if (root == nullptr) return fail_current(h, failed), true;
+    task_header* me = promise_of(h.address()).root;
+    root->joiner = me;  // published by the CAS below
+    auto st = state_of(root);
+    std::uint32_t s = st.load(mo_relaxed);
+    const std::uint32_t bits = task_state::awaiter | (Catches ? task_state::awaiter_catches : 0u);
+    while (!(s & task_state::completed)) {
+      if (st.compare_exchange_weak(s, s | bits, mo_acq_rel, mo_acquire)) {
+        me->act = action::park;
+        return true;
+      }
+    }
+    // Completed meanwhile (acquire above): resume now, or unwind on an uncaught error.
+    const errc e = promise_of(frame_of(root)).error;
+    if (e != errc{} && !Catches) return fail_current(h, e), true;
+    return false;
+  }
+  WEFT_HOST_DEVICE auto await_resume() const {
+    if constexpr (Catches) {
+      if (root == nullptr) return result<T>(unexpected(failed));
+      return outcome_of<T>(promise_base_of<task_promise<T>>(frame_of(root)));
+    } else {
+      return promise_base_of<task_promise<T>>(frame_of(root)).take();
+    }
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+class [[nodiscard]] join_handle {
+ public:
+  using value_type = T;
+  using weft_awaitable = void;
+
+  WEFT_HOST_DEVICE join_handle() noexcept : root_(nullptr), failed_(errc::invalid_argument) {}
+  WEFT_HOST_DEVICE explicit join_handle(errc failed) noexcept : root_(nullptr), failed_(failed) {}
+  WEFT_HOST_DEVICE explicit join_handle(detail::task_header* root) noexcept : root_(root), failed_{} {}
+  WEFT_HOST_DEVICE join_handle(join_handle&& o) noexcept : root_(o.root_), failed_(o.failed_) { o.root_ = nullptr; }
+  WEFT_HOST_DEVICE join_handle& operator=(join_handle&& o) noexcept {
+    if (this != &o) {
+      detach();
+      root_ = o.root_;
+      failed_ = o.failed_;
+      o.root_ = nullptr;
+    }
+    return *this;
+  }
+  join_handle(const join_handle&) = delete;
+  join_handle& operator=(const join_handle&) = delete;
+  WEFT_HOST_DEVICE ~join_handle() { detach(); }
+
+  // False when spawn did not start the task; error() says why.
+  WEFT_HOST_DEVICE bool valid() const noexcept { return root_ != nullptr; }
+  WEFT_HOST_DEVICE explicit operator bool() const noexcept { return valid(); }
+  WEFT_HOST_DEVICE errc error() const noexcept { return root_ ? errc{} : failed_; }
+  // True once the task has finished (with a value or an error).
+  WEFT_HOST_DEVICE bool is_finished() const noexcept {
+    return root_ && (detail::state_of(root_).load(detail::mo_acquire) & detail::task_state::completed);
+  }
+
+  // Lets the task run on by itself; it frees its frame when it completes.
+  WEFT_HOST_DEVICE void detach() noexcept {
+    if (root_) detail::release_handle(root_);
+    root_ = nullptr;
+    failed_ = errc::already_taken;
+  }
+
+  // Join: a handle is awaitable once (std::move it, or await the lvalue once).
+  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() & noexcept { return {root_, failed_}; }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() && noexcept { return {root_, failed_}; }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, true> as_result() noexcept { return {root_, failed_}; }
+
+  WEFT_HOST_DEVICE detail::task_header* native() const noexcept { return root_; }
+  // Forgets the task without releasing it: only for a root that shutdown destroyed.
+  WEFT_HOST_DEVICE void abandon() noexcept {
+    root_ = nullptr;
+    failed_ = errc::shutting_down;
+  }
+
+ private:
+  detail::task_header* root_;
+  errc failed_;
+};
+
+namespace detail {
+
+// Turns a task's frame into a root on `sched`. On failure the frame is destroyed and
+// the error returned in the handle.
+template <class T>
+WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t) noexcept {
+  if (!t.valid()) return join_handle<T>(t.error());
+  if (sched == nullptr) return join_handle<T>(errc::no_runtime);
+  void* frame = t.release();
+  promise_base& p = promise_of(frame);
+  p.root = &p;
+  p.continuation = nullptr;
+  p.current = frame;
+  p.sched = sched;
+  p.state = task_state::scheduled | task_state::handle;
+  const errc e = submit_root(sched, &p);
+  if (e != errc{}) {
+    destroy_frame(frame);
+    return join_handle<T>(e);
+  }
+  return join_handle<T>(static_cast<task_header*>(&p));
+}
+
+struct yield_awaiter {
+  using weft_awaitable = void;
+  WEFT_HOST_DEVICE bool await_ready() const noexcept { return false; }
+  template <class P>
+  WEFT_HOST_DEVICE void await_suspend(std::coroutine_handle<P> h) const noexcept {
+    promise_of(h.address()).root->act = action::yield;
+  }
+  WEFT_HOST_DEVICE void await_resume() const noexcept {}
+};
+
+}  // namespace detail
+
+// Starts `t` at once on the executor of the calling task; returns its join handle.
+template <class T>
+WEFT_HOST_DEVICE join_handle<T> spawn(task<T>&& t) noexcept {
+  return detail::spawn_on(detail::current_scheduler(), std::move(t));
+}
+
+// Requeues the calling task behind the tasks that are ready now.
+WEFT_HOST_DEVICE inline detail::yield_awaiter yield() noexcept { return {}; }
+
+}  // namespace weft

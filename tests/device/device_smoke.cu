@@ -1,0 +1,152 @@
+// Device smoke test: task<int> chains created in device code and driven to completion
+// lane by lane through the trampoline (weft::run_inline), frames from a device pool.
+// Run on a GPU machine; exits non-zero on any mismatch or CUDA error.
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <weft/weft.hpp>
+
+#define SMOKE_CHECK(call)                                                                  \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+namespace {
+
+WEFT_HOST_DEVICE weft::task<int> leaf(int x) { co_return x * 2 + 1; }
+
+// A chain of `depth` nested awaits; every level adds 1.
+WEFT_HOST_DEVICE weft::task<int> chain(int depth) {
+  if (depth == 0) co_return 0;
+  int below = co_await chain(depth - 1);
+  co_return below + 1;
+}
+
+// Divergent work: lanes take different paths, await children and yield.
+WEFT_HOST_DEVICE weft::task<int> divergent(int lane) {
+  int acc = 0;
+  for (int i = 0; i < (lane % 7) + 1; ++i) {
+    if ((lane + i) % 3 == 0) co_await weft::yield();
+    acc += co_await leaf(lane + i);
+  }
+  co_return acc;
+}
+
+WEFT_HOST_DEVICE weft::task<void> void_child(int* out) {
+  *out += 5;
+  co_return;
+}
+
+WEFT_HOST_DEVICE weft::task<int> with_void(int v) {
+  int x = v;
+  co_await void_child(&x);
+  co_return x;
+}
+
+int host_divergent(int lane) {
+  int acc = 0;
+  for (int i = 0; i < (lane % 7) + 1; ++i) acc += (lane + i) * 2 + 1;
+  return acc;
+}
+
+__global__ void install_pool(weft::exec::size_class_pool* pool, void* arena, std::size_t bytes) {
+  pool->init(arena, bytes);
+  weft::exec::g_device_frame_pool = pool;
+}
+
+__global__ void run_lanes(int* out, int* err, int n) {
+  const int lane = blockIdx.x * blockDim.x + threadIdx.x;
+  if (lane >= n) return;
+  weft::result<int> a = weft::run_inline(divergent(lane));
+  weft::result<int> b = weft::run_inline(chain(lane % 64));
+  weft::result<int> c = weft::run_inline(with_void(lane));
+  if (!a || !b || !c) { err[lane] = 1; return; }
+  out[lane] = *a + 1000 * *b + 100000 * (*c - lane);
+}
+
+__global__ void run_deep(int depth, int* out, int* err) {
+  weft::result<int> r = weft::run_inline(chain(depth));
+  if (r) *out = *r;
+  else *err = static_cast<int>(r.error());
+}
+
+// With no pool installed, allocation fails cleanly: out_of_memory, no fault.
+__global__ void run_without_pool(int* err) {
+  weft::exec::size_class_pool* saved = weft::exec::g_device_frame_pool;
+  weft::exec::g_device_frame_pool = nullptr;
+  weft::result<int> r = weft::run_inline(chain(3));
+  weft::exec::g_device_frame_pool = saved;
+  *err = r ? 0 : static_cast<int>(r.error());
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("device smoke: no usable GPU here; skipped\n");
+    return 77;
+  }
+  constexpr std::size_t arena_bytes = std::size_t{512} << 20;
+  constexpr int lanes = 132 * 256;
+  constexpr int deep = 1000000;
+  weft::exec::size_class_pool* pool;
+  void* arena;
+  int *out, *err, *deep_out, *deep_err;
+  SMOKE_CHECK(cudaMalloc(&pool, sizeof(weft::exec::size_class_pool)));
+  SMOKE_CHECK(cudaMalloc(&arena, arena_bytes));
+  SMOKE_CHECK(cudaMalloc(&out, lanes * sizeof(int)));
+  SMOKE_CHECK(cudaMalloc(&err, lanes * sizeof(int)));
+  SMOKE_CHECK(cudaMalloc(&deep_out, sizeof(int)));
+  SMOKE_CHECK(cudaMalloc(&deep_err, sizeof(int)));
+  SMOKE_CHECK(cudaMemset(out, 0xff, lanes * sizeof(int)));  // poison: every lane must write
+  SMOKE_CHECK(cudaMemset(err, 0, lanes * sizeof(int)));
+  SMOKE_CHECK(cudaMemset(deep_out, 0xff, sizeof(int)));
+  SMOKE_CHECK(cudaMemset(deep_err, 0, sizeof(int)));
+
+  install_pool<<<1, 1>>>(pool, arena, arena_bytes);
+  SMOKE_CHECK(cudaGetLastError());
+  run_lanes<<<(lanes + 255) / 256, 256>>>(out, err, lanes);
+  SMOKE_CHECK(cudaGetLastError());
+  SMOKE_CHECK(cudaDeviceSynchronize());
+
+  std::vector<int> h_out(lanes), h_err(lanes);
+  SMOKE_CHECK(cudaMemcpy(h_out.data(), out, lanes * sizeof(int), cudaMemcpyDeviceToHost));
+  SMOKE_CHECK(cudaMemcpy(h_err.data(), err, lanes * sizeof(int), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < lanes; ++i) {
+    const int want = host_divergent(i) + 1000 * (i % 64) + 100000 * 5;
+    if (h_err[i] || h_out[i] != want) {
+      if (bad++ < 5) std::fprintf(stderr, "lane %d: got %d (err %d), want %d\n", i, h_out[i], h_err[i], want);
+    }
+  }
+  std::printf("lanes: %d checked, %d wrong\n", lanes, bad);
+
+  // The deep chain: 1e6 nested awaits in one lane, constant device stack.
+  run_deep<<<1, 1>>>(deep, deep_out, deep_err);
+  SMOKE_CHECK(cudaGetLastError());
+  SMOKE_CHECK(cudaDeviceSynchronize());
+  int h_deep = 0, h_deep_err = 0;
+  SMOKE_CHECK(cudaMemcpy(&h_deep, deep_out, sizeof(int), cudaMemcpyDeviceToHost));
+  SMOKE_CHECK(cudaMemcpy(&h_deep_err, deep_err, sizeof(int), cudaMemcpyDeviceToHost));
+  std::printf("deep chain: depth %d -> %d (err %d)\n", deep, h_deep, h_deep_err);
+  if (h_deep != deep || h_deep_err != 0) ++bad;
+
+  int* no_pool_err;
+  SMOKE_CHECK(cudaMalloc(&no_pool_err, sizeof(int)));
+  run_without_pool<<<1, 1>>>(no_pool_err);
+  SMOKE_CHECK(cudaGetLastError());
+  SMOKE_CHECK(cudaDeviceSynchronize());
+  int h_np = 0;
+  SMOKE_CHECK(cudaMemcpy(&h_np, no_pool_err, sizeof(int), cudaMemcpyDeviceToHost));
+  std::printf("no pool: error %d (%s)\n", h_np, weft::to_string(static_cast<weft::errc>(h_np)));
+  if (h_np != static_cast<int>(weft::errc::out_of_memory)) ++bad;
+
+  std::printf(bad ? "DEVICE SMOKE: FAIL\n" : "DEVICE SMOKE: PASS\n");
+  return bad ? 1 : 0;
+}

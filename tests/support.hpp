@@ -1,0 +1,45 @@
+// Helpers shared by the tests.
+#pragma once
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include <weft/weft.hpp>
+
+namespace weft_test {
+
+// Counts live instances, as cppcoro's tests do, to prove frames are destroyed.
+struct counted {
+  static inline std::atomic<int> live{0};
+  counted() { live.fetch_add(1); }
+  counted(const counted&) { live.fetch_add(1); }
+  ~counted() { live.fetch_sub(1); }
+};
+
+// Sets an environment variable for one scope, then restores it.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) { had_ = true; old_ = old; }
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~scoped_env() {
+    if (had_) ::setenv(name_, old_.c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+inline weft::config host_config(unsigned workers = 2) {
+  weft::config c;
+  c.kind = weft::backend::host;
+  c.workers = workers;
+  return c;
+}
+
+}  // namespace weft_test
