@@ -92,9 +92,11 @@ int main() {
     std::printf("device smoke: no usable GPU here; skipped\n");
     return 77;
   }
+  // WEFT_SMOKE_SMALL=1 (used under compute-sanitizer) shrinks the run.
+  const bool small = std::getenv("WEFT_SMOKE_SMALL") != nullptr;
   constexpr std::size_t arena_bytes = std::size_t{512} << 20;
-  constexpr int lanes = 132 * 256;
-  constexpr int deep = 1000000;
+  const int lanes = small ? 4096 : 132 * 256;
+  const int deep = small ? 10000 : 1000000;
   weft::exec::size_class_pool* pool;
   void* arena;
   int *out, *err, *deep_out, *deep_err;
