@@ -35,6 +35,16 @@ class scoped_env {
   std::string old_;
 };
 
+// A chain `depth` frames deep (each holding a counted) whose innermost frame waits on ev.
+inline weft::task<int> wait_at_depth(weft::event& ev, int depth) {
+  if (depth == 0) {
+    co_await ev.wait();
+    co_return 0;
+  }
+  counted c;
+  co_return co_await wait_at_depth(ev, depth - 1);
+}
+
 inline weft::config host_config(unsigned workers = 2) {
   weft::config c;
   c.kind = weft::backend::host;

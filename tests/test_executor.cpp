@@ -41,15 +41,6 @@ weft::task<void> wait_then_count(weft::event& ev, std::atomic<int>& done) {
   done.fetch_add(1);
 }
 
-weft::task<int> wait_at_depth(weft::event& ev, int depth) {
-  if (depth == 0) {
-    co_await ev.wait();
-    co_return 0;
-  }
-  counted c;
-  co_return co_await wait_at_depth(ev, depth - 1);
-}
-
 }  // namespace
 
 TEST_CASE("block_on runs the README example and reports the backend", "[executor]") {
@@ -189,7 +180,7 @@ TEST_CASE("shutdown destroys tasks still suspended, without leaks or hangs", "[e
     rt.block_on(root);
     // A deep suspended chain too: destroyed iteratively at shutdown.
     auto deep = [](int d) -> weft::task<int> {
-      weft::spawn(wait_at_depth(never, d)).detach();
+      weft::spawn(weft_test::wait_at_depth(never, d)).detach();
       co_return 0;
     };
     rt.block_on(deep, 100'000);

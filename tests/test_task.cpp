@@ -61,15 +61,6 @@ weft::task<weft::result<int>> catcher(int depth) {
   co_return r;
 }
 
-weft::task<int> waits_forever(weft::event& ev, int depth) {
-  if (depth == 0) {
-    co_await ev.wait();
-    co_return 1;
-  }
-  counted c;
-  co_return co_await waits_forever(ev, depth - 1);
-}
-
 }  // namespace
 
 TEST_CASE("awaiting a child task returns its value", "[task]") {
@@ -140,7 +131,7 @@ TEST_CASE("a task whose own frame cannot be allocated reports out_of_memory", "[
 TEST_CASE("a task parked with no scheduler is destroyed, deep chain included, and reports would_block",
           "[task][stress]") {
   weft::event never;
-  auto r = weft::run_inline(waits_forever(never, 200'000));
+  auto r = weft::run_inline(weft_test::wait_at_depth(never, 200'000));
   REQUIRE_FALSE(r);
   REQUIRE(r.error() == weft::errc::would_block);
   REQUIRE(counted::live == 0);
