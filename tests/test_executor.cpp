@@ -259,8 +259,16 @@ TEST_CASE("joining a detached handle or awaiting a released task reports already
     weft::result<int> r = co_await weft::try_await(h);
     weft::task<int> t = add(3, 4);
     weft::task<int> moved = std::move(t);
-    weft::result<int> m = co_await weft::try_await(moved);  // the moved-to task still runs
-    co_return (!r && r.error() == weft::errc::already_taken && m && *m == 7) ? 1 : 0;
+    weft::result<int> from_moved = co_await weft::try_await(t);  // the moved-from task
+    weft::result<int> m = co_await weft::try_await(moved);       // the moved-to task still runs
+    weft::join_handle<int> h2 = weft::spawn(add(5, 6));
+    weft::join_handle<int> h3 = std::move(h2);
+    weft::result<int> from_moved_handle = co_await weft::try_await(h2);
+    weft::result<int> joined = co_await weft::try_await(h3);
+    const bool taken = !r && r.error() == weft::errc::already_taken && !from_moved &&
+                       from_moved.error() == weft::errc::already_taken && !from_moved_handle &&
+                       from_moved_handle.error() == weft::errc::already_taken;
+    co_return (taken && m && *m == 7 && joined && *joined == 11) ? 1 : 0;
   };
   REQUIRE(rt.block_on(root) == 1);
 }

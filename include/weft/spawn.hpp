@@ -71,13 +71,14 @@ class [[nodiscard]] join_handle {
   WEFT_HOST_DEVICE join_handle() noexcept : root_(nullptr), failed_(errc::invalid_argument) {}
   WEFT_HOST_DEVICE explicit join_handle(errc failed) noexcept : root_(nullptr), failed_(failed) {}
   WEFT_HOST_DEVICE explicit join_handle(detail::task_header* root) noexcept : root_(root), failed_{} {}
-  WEFT_HOST_DEVICE join_handle(join_handle&& o) noexcept : root_(o.root_), failed_(o.failed_) { o.root_ = nullptr; }
+  // A moved-from handle is invalid and reports errc::already_taken.
+  WEFT_HOST_DEVICE join_handle(join_handle&& o) noexcept : root_(o.root_), failed_(o.failed_) { o.mark_taken(); }
   WEFT_HOST_DEVICE join_handle& operator=(join_handle&& o) noexcept {
     if (this != &o) {
       detach();
       root_ = o.root_;
       failed_ = o.failed_;
-      o.root_ = nullptr;
+      o.mark_taken();
     }
     return *this;
   }
@@ -97,8 +98,7 @@ class [[nodiscard]] join_handle {
   // Lets the task run on by itself; it frees its frame when it completes.
   WEFT_HOST_DEVICE void detach() noexcept {
     if (root_) detail::release_handle(root_);
-    root_ = nullptr;
-    failed_ = errc::already_taken;
+    mark_taken();
   }
 
   // Join: a handle is awaitable once (std::move it, or await the lvalue once).
@@ -114,6 +114,10 @@ class [[nodiscard]] join_handle {
   }
 
  private:
+  WEFT_HOST_DEVICE void mark_taken() noexcept {
+    root_ = nullptr;
+    failed_ = errc::already_taken;
+  }
   detail::task_header* root_;
   errc failed_;
 };

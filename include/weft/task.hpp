@@ -173,13 +173,14 @@ class [[nodiscard]] task {
   using weft_awaitable = void;
 
   WEFT_HOST_DEVICE task() noexcept : frame_(nullptr), failed_(errc::invalid_argument) {}
-  WEFT_HOST_DEVICE task(task&& o) noexcept : frame_(o.frame_), failed_(o.failed_) { o.frame_ = nullptr; }
+  // A moved-from task is invalid and reports errc::already_taken, like a released one.
+  WEFT_HOST_DEVICE task(task&& o) noexcept : frame_(o.frame_), failed_(o.failed_) { o.mark_taken(); }
   WEFT_HOST_DEVICE task& operator=(task&& o) noexcept {
     if (this != &o) {
       reset();
       frame_ = o.frame_;
       failed_ = o.failed_;
-      o.frame_ = nullptr;
+      o.mark_taken();
     }
     return *this;
   }
@@ -200,8 +201,7 @@ class [[nodiscard]] task {
   // Gives up ownership of the frame (spawn uses this to make it a root).
   WEFT_HOST_DEVICE void* release() noexcept {
     void* f = frame_;
-    frame_ = nullptr;
-    failed_ = errc::already_taken;
+    mark_taken();
     return f;
   }
 
@@ -209,6 +209,10 @@ class [[nodiscard]] task {
   friend struct detail::task_promise<T>;
   WEFT_HOST_DEVICE explicit task(void* frame) noexcept : frame_(frame), failed_{} {}
   WEFT_HOST_DEVICE explicit task(errc e) noexcept : frame_(nullptr), failed_(e) {}
+  WEFT_HOST_DEVICE void mark_taken() noexcept {
+    frame_ = nullptr;
+    failed_ = errc::already_taken;
+  }
   WEFT_HOST_DEVICE void reset() noexcept {
     if (frame_) detail::destroy_frame(frame_);
     frame_ = nullptr;
