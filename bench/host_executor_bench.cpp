@@ -1,5 +1,5 @@
-// Host-backend microbenchmarks (CPU timings; the GPU benchmarks come with the device
-// executor). Each checks its result so the work cannot be elided.
+// Host-backend microbenchmarks (CPU timings; the GPU ones are in device_bench.cpp).
+// Each checks its result so the work cannot be elided. Plain C++: host-only lambdas.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -7,6 +7,12 @@
 #include <weft/weft.hpp>
 
 namespace {
+
+weft::config host_only() {
+  weft::config c;
+  c.kind = weft::backend::host;
+  return c;
+}
 
 weft::task<int> tiny(int i) { co_return i & 1; }
 
@@ -38,7 +44,7 @@ weft::task<int> chain(int d) {
 }
 
 void BM_host_spawn_join(benchmark::State& st) {
-  weft::runtime rt;
+  weft::runtime rt(host_only());
   const int n = static_cast<int>(st.range(0));
   for (auto _ : st) {
     long long s = rt.block_on([](int k) { return spawn_join(k); }, n);
@@ -49,7 +55,7 @@ void BM_host_spawn_join(benchmark::State& st) {
 BENCHMARK(BM_host_spawn_join)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_host_yield_many(benchmark::State& st) {
-  weft::runtime rt;
+  weft::runtime rt(host_only());
   const int tasks = static_cast<int>(st.range(0)), k = 64;
   for (auto _ : st) {
     long long s = rt.block_on([](int t, int kk) { return yield_many(t, kk); }, tasks, k);
@@ -61,7 +67,7 @@ void BM_host_yield_many(benchmark::State& st) {
 BENCHMARK(BM_host_yield_many)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_host_await_chain(benchmark::State& st) {
-  weft::runtime rt;
+  weft::runtime rt(host_only());
   const int d = static_cast<int>(st.range(0));
   for (auto _ : st) {
     int r = rt.block_on([](int dd) { return chain(dd); }, d);

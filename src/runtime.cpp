@@ -1,6 +1,7 @@
 // weft::runtime: backend selection and the host backend's lifetime.
 #include "weft/runtime.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -13,6 +14,9 @@ namespace weft {
 struct runtime::impl {
   backend kind = backend::host;
   std::unique_ptr<exec::host_executor> host;
+#if WEFT_WITH_CUDA
+  std::unique_ptr<exec::device_runtime> dev;
+#endif
 };
 
 namespace {
@@ -26,6 +30,17 @@ backend backend_from_env() {
   throw error(errc::invalid_argument, "weft: WEFT_BACKEND must be 'host' or 'cuda', got '" + s + "'");
 }
 
+// True when a CUDA device is usable here (for backend::automatic).
+bool cuda_usable(int device) {
+#if WEFT_WITH_CUDA
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
 // Throws with the reason the cuda backend cannot run here.
 [[noreturn]] void cuda_unavailable(int device) {
 #if WEFT_WITH_CUDA
@@ -35,12 +50,9 @@ backend backend_from_env() {
     throw error(errc::backend_unavailable,
                 std::string("weft: the cuda backend needs a usable GPU: cudaGetDeviceCount failed: ") +
                     cudaGetErrorString(e));
-  if (device < 0 || device >= count)
-    throw error(errc::backend_unavailable, "weft: the cuda backend needs a usable GPU: device " +
-                                               std::to_string(device) + " requested, " + std::to_string(count) +
-                                               " present");
-  throw error(errc::backend_unavailable,
-              "weft: the cuda backend's device executor is not built yet; use WEFT_BACKEND=host");
+  throw error(errc::backend_unavailable, "weft: the cuda backend needs a usable GPU: device " +
+                                             std::to_string(device) + " requested, " + std::to_string(count) +
+                                             " present");
 #else
   (void)device;
   throw error(errc::backend_unavailable,
@@ -54,10 +66,24 @@ runtime::runtime() : runtime(config{}) {}
 
 runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   backend kind = cfg.kind == backend::automatic ? backend_from_env() : cfg.kind;
-  if (kind == backend::cuda) cuda_unavailable(cfg.device);
+  if (kind == backend::automatic) kind = cuda_usable(cfg.device) ? backend::cuda : backend::host;
+  if (kind == backend::cuda && !cuda_usable(cfg.device)) cuda_unavailable(cfg.device);
   if (cfg.frame_allocator == nullptr && cfg.frame_pool_bytes < exec::size_class_pool::min_block)
     throw error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
-  impl_->kind = backend::host;
+  impl_->kind = kind;
+#if WEFT_WITH_CUDA
+  if (kind == backend::cuda) {
+    exec::device_runtime_config dc;
+    dc.device = cfg.device;
+    dc.workers = cfg.workers;
+    dc.frame_pool_bytes = cfg.frame_pool_bytes;
+    dc.local_queue_capacity = cfg.local_queue_capacity;
+    dc.inject_capacity = cfg.inject_capacity;
+    dc.park_max_ns = cfg.park_max_ns;
+    impl_->dev = std::make_unique<exec::device_runtime>(dc);
+    return;
+  }
+#endif
   exec::host_executor_config hc;
   hc.workers = cfg.workers;
   hc.local_queue_capacity = cfg.local_queue_capacity;
@@ -72,15 +98,49 @@ const char* runtime::backend_name() const noexcept { return impl_->kind == backe
 
 void runtime::shutdown() noexcept {
   if (impl_->host) impl_->host->shutdown();
+  if (exec::device_runtime* d = device()) d->shutdown();
 }
 
 exec::host_executor* runtime::host_executor_() noexcept {
   return impl_->host.get();  // a stopping executor refuses the root with shutting_down
 }
 
-unsigned runtime::workers() const noexcept { return impl_->host ? impl_->host->worker_count() : 0; }
-std::size_t runtime::live_tasks() const noexcept { return impl_->host ? impl_->host->live_roots() : 0; }
+exec::device_runtime* runtime::device() noexcept {
+#if WEFT_WITH_CUDA
+  return impl_->dev.get();
+#else
+  return nullptr;
+#endif
+}
+
+std::string runtime::fault_suffix() const {
+#if WEFT_WITH_CUDA
+  if (impl_->dev) {
+    const std::string m = impl_->dev->fault_message();
+    if (!m.empty()) return " (" + m + ")";
+  }
+#endif
+  return {};
+}
+
+unsigned runtime::workers() const noexcept {
+#if WEFT_WITH_CUDA
+  if (impl_->dev) return impl_->dev->worker_count();
+#endif
+  return impl_->host ? impl_->host->worker_count() : 0;
+}
+
+std::size_t runtime::live_tasks() const noexcept {
+#if WEFT_WITH_CUDA
+  if (impl_->dev) return static_cast<std::size_t>(std::max<std::int64_t>(0, impl_->dev->stats().live_roots));
+#endif
+  return impl_->host ? impl_->host->live_roots() : 0;
+}
+
 std::int64_t runtime::live_frame_blocks() const noexcept {
+#if WEFT_WITH_CUDA
+  if (impl_->dev) return impl_->dev->live_frame_blocks();
+#endif
   return impl_->host ? impl_->host->live_frame_blocks() : 0;
 }
 

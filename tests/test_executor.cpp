@@ -223,8 +223,18 @@ TEST_CASE("backend selection honours WEFT_BACKEND and reports unusable backends 
   {
     scoped_env e("WEFT_BACKEND", "cuda");
     try {
-      weft::runtime rt;
-      FAIL("the cuda backend cannot run here, yet a runtime was made");
+      weft::runtime rt;  // only where weft has the cuda backend and a GPU is usable
+      REQUIRE(std::string(rt.backend_name()) == "cuda");
+    } catch (const weft::error& err) {
+      REQUIRE(err.code() == weft::errc::backend_unavailable);
+      REQUIRE(std::string(err.what()).find("cuda") != std::string::npos);
+    }
+    weft::config bad;
+    bad.kind = weft::backend::cuda;
+    bad.device = 999;  // never present
+    try {
+      weft::runtime rt(bad);
+      FAIL("a runtime was made on GPU 999");
     } catch (const weft::error& err) {
       REQUIRE(err.code() == weft::errc::backend_unavailable);
       REQUIRE(std::string(err.what()).find("cuda") != std::string::npos);

@@ -18,6 +18,7 @@ enum class errc : std::uint32_t {
   invalid_argument = 6,   // a malformed request
   already_taken = 7,      // a one-shot value (join result) was already consumed
   would_block = 8,        // the task waited for something nothing could signal (run_inline)
+  device_fault = 10,      // the GPU kernel faulted (a trap, an illegal address): the runtime is dead
 };
 
 // A short, static, human-readable message for an error code.
@@ -31,6 +32,7 @@ WEFT_HOST_DEVICE constexpr const char* to_string(errc e) noexcept {
     case errc::invalid_argument: return "invalid argument";
     case errc::already_taken: return "result already taken";
     case errc::would_block: return "task blocked with no scheduler to wake it";
+    case errc::device_fault: return "the GPU kernel faulted";
   }
   return "unknown weft error";
 }

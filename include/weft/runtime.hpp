@@ -7,24 +7,33 @@
 //   * config::kind = host or cuda forces that backend;
 //   * with backend::automatic, WEFT_BACKEND=host|cuda forces one; any other value is an
 //     error (errc::invalid_argument) naming the value;
-//   * otherwise the host backend. (The cuda backend becomes the automatic choice when a
-//     GPU is usable once the device executor lands.)
+//   * otherwise the cuda backend when weft was built with it and a GPU is usable, else
+//     the host backend.
 //   * asking for cuda throws weft::error(errc::backend_unavailable) with the reason: no
-//     usable GPU (with the CUDA runtime's message), weft built without CUDA, or the
-//     device executor not built yet.
+//     usable GPU (with the CUDA runtime's message) or weft built without CUDA.
 // Host-side API errors are C++ exceptions (weft::error); inside tasks errors are values.
+//
+// The cuda backend runs device code compiled in a CUDA translation unit (see
+// weft_device_sources() in CMake): block_on and spawn called from a translation unit
+// compiled as plain C++ report errc::backend_unavailable on it. One runtime runs the
+// device code of one translation unit (weft/executor/device_program.hpp says why).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <cstring>
 #include <type_traits>
 
+#include "weft/executor/device_runtime.hpp"
 #include "weft/executor/host_executor.hpp"
 #include "weft/executor/host_frames.hpp"
 #include "weft/frame_allocator.hpp"
 #include "weft/spawn.hpp"
+#if WEFT_CUDA_COMPILE
+#include "weft/executor/device_program.hpp"
+#endif
 
 namespace weft {
 
@@ -33,9 +42,12 @@ enum class backend { automatic, host, cuda };
 struct config {
   backend kind = backend::automatic;
   int device = 0;                            // CUDA device ordinal (cuda backend)
-  unsigned workers = 0;                      // 0: one per hardware thread (host)
+  unsigned workers = 0;                      // host: threads (0: one per core); cuda: worker
+                                             // warps (0: every warp slot of the GPU)
   std::size_t frame_pool_bytes = 256u << 20; // size-class pool arena
   std::uint32_t local_queue_capacity = 256;  // per-worker ring (power of two, <= 8192)
+  std::uint32_t inject_capacity = 1u << 20;  // cuda: global inject queue (all shards)
+  std::uint32_t park_max_ns = 100000;        // cuda: longest nap of an idle worker warp
   weft::frame_allocator* frame_allocator = nullptr;  // replaces the pool when set (host)
 };
 
@@ -59,7 +71,91 @@ template <class T>
 WEFT_HOST_DEVICE result<T> take_finished(join_handle<T>& h) {
   return outcome_of<T>(promise_base_of<task_promise<T>>(frame_of(h.native())));
 }
+
+template <class F, class... Args>
+using root_value_t = typename std::invoke_result_t<F&, Args&...>::value_type;
 }  // namespace detail
+
+// The host's handle to a root started by runtime::spawn. get() waits for the root and
+// returns its value (throws weft::error on failure); try_get() returns it as a result.
+// Both take the value: a second call reports errc::already_taken. Dropping the handle
+// detaches the root, which runs to completion. A handle must not outlive its runtime.
+template <class T>
+class host_handle {
+ public:
+  host_handle() = default;
+  host_handle(host_handle&& o) noexcept { *this = std::move(o); }
+  host_handle& operator=(host_handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      host_ex_ = o.host_ex_;
+      join_ = std::move(o.join_);
+      dev_ = o.dev_;
+      rec_ = o.rec_;
+      failed_ = o.failed_;
+      o.host_ex_ = nullptr;
+      o.dev_ = nullptr;
+      o.rec_ = nullptr;
+      o.failed_ = errc::already_taken;
+    }
+    return *this;
+  }
+  ~host_handle() { reset(); }
+
+  // False when the root was not started; try_get() says why.
+  bool valid() const noexcept { return host_ex_ != nullptr || rec_ != nullptr; }
+  bool is_ready() const noexcept {
+    if (rec_ != nullptr) return dev_->ready(rec_);
+    return host_ex_ == nullptr || join_.is_finished();
+  }
+
+  result<T> try_get() {
+    result<T> r = take();
+    reset();
+    return r;
+  }
+  T get() {
+    result<T> r = try_get();
+    if (!r) throw error(r.error(), std::string("weft: host_handle::get: ") + to_string(r.error()));
+    if constexpr (!std::is_void_v<T>) return std::move(*r);
+  }
+
+ private:
+  friend class runtime;
+  result<T> take() {
+    if (rec_ != nullptr) {
+      const errc e = dev_->wait(rec_);
+      if (e != errc{}) return unexpected(e);
+      if constexpr (std::is_void_v<T>) return result<void>{};
+      else {
+        T v;
+        std::memcpy(static_cast<void*>(&v), rec_->value, sizeof(T));
+        return v;
+      }
+    }
+    if (host_ex_ == nullptr) return unexpected(failed_);
+    if (!host_ex_->wait_completed(join_.native())) {
+      join_.abandon();  // shutdown destroyed the root; the handle must not touch it
+      host_ex_ = nullptr;
+      return unexpected(errc::shutting_down);
+    }
+    return detail::take_finished(join_);
+  }
+  void reset() noexcept {
+    if (rec_ != nullptr) dev_->release(rec_);
+    if (host_ex_ != nullptr) join_.detach();
+    host_ex_ = nullptr;
+    dev_ = nullptr;
+    rec_ = nullptr;
+    failed_ = errc::already_taken;
+  }
+
+  exec::host_executor* host_ex_ = nullptr;
+  join_handle<T> join_;
+  exec::device_runtime* dev_ = nullptr;
+  exec::host_completion* rec_ = nullptr;
+  errc failed_ = errc::invalid_argument;
+};
 
 class runtime {
  public:
@@ -73,59 +169,90 @@ class runtime {
   const char* backend_name() const noexcept;
 
   // Creates fn(args...) on the backend, runs it to completion and returns its value.
-  // fn is a WEFT_HOST_DEVICE callable returning task<T>; args and T are trivially
+  // fn is a WEFT_HOST_DEVICE callable returning task<T>; fn, args and T are trivially
   // copyable. Throws weft::error when the root fails (out_of_memory, shutting_down...).
   template <class F, class... Args>
   auto block_on(F&& fn, Args... args) {
     auto r = try_block_on(static_cast<F&&>(fn), args...);
-    if (!r) throw error(r.error(), std::string("weft: block_on: ") + to_string(r.error()));
+    if (!r) throw error(r.error(), std::string("weft: block_on: ") + to_string(r.error()) + fault_suffix());
     if constexpr (!std::is_void_v<typename decltype(r)::value_type>) return std::move(*r);
   }
 
   // As block_on, with the root's failure as a value instead of an exception.
   template <class F, class... Args>
-  auto try_block_on(F&& fn, Args... args) -> result<typename std::invoke_result_t<F&, Args&...>::value_type>;
+  auto try_block_on(F&& fn, Args... args) -> result<detail::root_value_t<F, Args...>> {
+    return spawn(static_cast<F&&>(fn), args...).try_get();
+  }
 
-  // Stops the workers and destroys every task still alive (see host_executor.hpp's
-  // numbered steps). Idempotent; the destructor calls it. block_on afterwards returns
-  // errc::shutting_down.
+  // Starts fn(args...) on the backend and returns at once; the runtime keeps running
+  // it while the host does other work. The handle's get() waits for the value.
+  template <class F, class... Args>
+  host_handle<detail::root_value_t<F, Args...>> spawn(F&& fn, Args... args);
+
+  // Stops the workers and destroys every task still alive (the numbered steps are in
+  // host_executor.hpp and device_runtime.hpp). Idempotent; the destructor calls it.
+  // block_on afterwards returns errc::shutting_down.
   void shutdown() noexcept;
 
+  // Workers: host threads, or worker warps on the cuda backend.
   unsigned workers() const noexcept;
   // Root tasks alive (running, queued or suspended).
   std::size_t live_tasks() const noexcept;
   // Frame-pool blocks in use or cached; after shutdown(), the frames still alive (0).
+  // On the cuda backend known only after shutdown() (-1 before).
   std::int64_t live_frame_blocks() const noexcept;
+  // The cuda backend's executor (nullptr on the host backend): kernel report, stats.
+  exec::device_runtime* device() noexcept;
 
  private:
   exec::host_executor* host_executor_() noexcept;
+  std::string fault_suffix() const;
   struct impl;
   std::unique_ptr<impl> impl_;
 };
 
 template <class F, class... Args>
-auto runtime::try_block_on(F&& fn, Args... args) -> result<typename std::invoke_result_t<F&, Args&...>::value_type> {
+host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... args) {
   using task_t = std::invoke_result_t<F&, Args&...>;
-  static_assert(detail::is_task_v<task_t>, "block_on: fn(args...) must return weft::task<T>");
+  static_assert(detail::is_task_v<task_t>, "spawn/block_on: fn(args...) must return weft::task<T>");
   using T = typename task_t::value_type;
   static_assert(std::is_void_v<T> || std::is_trivially_copyable_v<T>,
-                "block_on: the root task's value must be trivially copyable (it crosses to the host)");
-  static_assert((std::is_trivially_copyable_v<Args> && ...), "block_on: arguments must be trivially copyable");
+                "spawn/block_on: the root task's value must be trivially copyable (it crosses to the host)");
+  static_assert((std::is_trivially_copyable_v<Args> && ...), "spawn/block_on: arguments must be trivially copyable");
+  host_handle<T> h;
+  if (exec::device_runtime* dev = device()) {
+#if WEFT_CUDA_COMPILE
+    using F0 = std::remove_cvref_t<F>;
+    static_assert(std::is_trivially_copyable_v<F0>, "spawn/block_on: fn must be trivially copyable (it is copied to the GPU)");
+    static_assert(std::is_void_v<T> || sizeof(T) <= exec::completion_value_bytes, "spawn/block_on: the value is too large");
+    const exec::packed<F0, Args...> payload{fn, {args...}};
+    static_assert(sizeof(payload) <= exec::submission_payload_bytes, "spawn/block_on: fn and args are too large");
+    const exec::root_create_fn create = exec::create_fn_address<T, F0, Args...>(dev->side_stream());
+    const errc e = dev->submit(&exec::this_tu_program, create, &payload, sizeof(payload), &h.rec_);
+    if (e != errc{}) h.failed_ = e;
+    else h.dev_ = dev;
+#else
+    h.failed_ = errc::backend_unavailable;  // this translation unit was not compiled as CUDA
+#endif
+    return h;
+  }
   exec::host_executor* ex = host_executor_();
-  if (ex == nullptr) return unexpected(errc::backend_unavailable);
-  join_handle<T> h;
+  if (ex == nullptr) {
+    h.failed_ = errc::backend_unavailable;
+    return h;
+  }
+  join_handle<T> j;
   {
     exec::frame_scope frames(ex->frame_allocator(), nullptr);  // the root frame comes from the pool
-    h = detail::spawn_on(ex, fn(args...));
+    j = detail::spawn_on(ex, fn(args...));
   }
-  if (!h) return unexpected(h.error());
-  if (!ex->wait_completed(h.native())) {
-    h.abandon();  // shutdown destroyed the root; the handle must not touch it
-    return unexpected(errc::shutting_down);
+  if (!j) {
+    h.failed_ = j.error();
+    return h;
   }
-  result<T> r = detail::take_finished(h);
-  h.detach();
-  return r;
+  h.host_ex_ = ex;
+  h.join_ = std::move(j);
+  return h;
 }
 
 }  // namespace weft

@@ -1,46 +1,147 @@
 // weft/executor/device_hooks.hpp - the device side of weft/detail/backend_hooks.hpp.
 //
-// Device code allocates frames from a size_class_pool in device memory, named by
-// g_device_frame_pool (installed by whoever launches device tasks: the device smoke
-// path today, the persistent kernel of the device executor later). With no pool
-// installed, allocation returns nullptr, which tasks see as errc::out_of_memory.
+// Task code running on the GPU reaches the device executor through these functions:
+// spawn a root, requeue a woken task, allocate or free a frame. They are the one
+// place that reads the hardware ids (threadIdx, blockIdx): everything below them
+// (queues, frame pool, worker loop) takes the worker and lane ids as arguments.
 //
-// The device executor (persistent kernel, warp-level queues) is separate work. Until
-// it is installed, g_device_scheduler is null: spawn() in device code then returns a
-// handle holding errc::no_runtime, and device tasks are driven directly by
-// detail::run_inline (await chains and yields; no wake-ups).
+// g_device_sched names the running executor. Without RDC every CUDA translation unit
+// is its own device module with its own copy of this variable; the persistent kernel
+// of a runtime is instantiated in the translation unit that submits to it and sets
+// the variable of that module when it starts (device_program.hpp). With no executor
+// (a kernel that drives tasks by run_inline), g_device_frame_pool may name a plain
+// size_class_pool and spawn() reports errc::no_runtime.
 #pragma once
 #include <cstddef>
 
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
+#include "weft/executor/device_frames.hpp"
+#include "weft/executor/device_layout.hpp"
+#include "weft/executor/device_queues.hpp"
 #include "weft/executor/frame_pool.hpp"
 
 #if WEFT_CUDA_COMPILE
 namespace weft::exec {
-__device__ inline size_class_pool* g_device_frame_pool = nullptr;
-__device__ inline void* g_device_scheduler = nullptr;
+__device__ inline size_class_pool* g_device_frame_pool = nullptr;  // run_inline kernels only
+__device__ inline device_sched* g_device_sched = nullptr;           // the persistent kernel's
+
+// The calling lane's place in the worker kernel (1-D grid, warps are workers).
+struct lane_ids {
+  std::uint32_t worker;
+  std::uint32_t lane;
+  std::uint32_t global_lane;
+};
+__device__ inline lane_ids current_lane_ids() noexcept {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  return {g / WEFT_WARP_SIZE, g % WEFT_WARP_SIZE, g};
+}
+
+// The staging areas of a block's worker warps (see staging_area). Shared memory, so
+// a lane's spawn or wake-up costs a shared-memory atomic, not a global one.
+static __shared__ staging_area weft_staging[worker_warps_per_block];
+__device__ inline staging_area& staging_of_this_warp() noexcept {
+  return weft_staging[threadIdx.x / WEFT_WARP_SIZE];
+}
+
+__device__ inline inject_ring inject_of(device_sched& d, std::uint32_t i) noexcept {
+  return inject_ring(d.inject[i % d.num_inject]);
+}
+
+// Makes a SCHEDULED task runnable from inside a lane: into the warp's staging area
+// (run first in the warp's next batch: the LIFO slot), else into an inject shard.
+// Returns false only when every place is full and the caller said it may fail.
+__device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, detail::task_header* t,
+                                         bool may_fail) noexcept {
+  staging_area& st = staging_of_this_warp();
+  // Block scope: only the lanes of this warp touch the count while it runs a batch.
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> cnt(st.count);
+  const std::uint32_t i = cnt.fetch_add(1, cuda::std::memory_order_relaxed);
+  if (i < staging_capacity) {
+    st.slots[i] = t;  // read by the warp after the batch's __syncwarp
+    return true;
+  }
+  cnt.fetch_sub(1, cuda::std::memory_order_relaxed);
+  for (unsigned spins = 0;; ++spins) {
+    for (std::uint32_t k = 0; k < d.num_inject; ++k)
+      if (inject_of(d, id.worker + k).push(t)) return true;
+    if (may_fail) return false;
+    __nanosleep(spins < 16 ? 256u : 4096u);  // a wake-up is never dropped: wait for room
+  }
+}
 }  // namespace weft::exec
 
 namespace weft::detail {
 
-__device__ inline void* device_current_scheduler() noexcept { return exec::g_device_scheduler; }
+__device__ inline void* device_current_scheduler() noexcept { return exec::g_device_sched; }
 
-// Reached only with a non-null scheduler, which nothing installs yet (see above).
-__device__ inline errc device_submit_root(void*, task_header*) noexcept { return errc::backend_unavailable; }
-__device__ inline void device_schedule(task_header*) noexcept {
-  contract_violation("device wake-up without a device executor");
+__device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {
+  auto* d = static_cast<exec::device_sched*>(sched);
+  const exec::lane_ids id = exec::current_lane_ids();
+  if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
+  if (!exec::enqueue_from_lane(*d, id, t, /*may_fail=*/true)) return errc::queue_full;
+  cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(d->workers[id.worker].stats.spawned)
+      .fetch_add(1, cuda::std::memory_order_relaxed);
+  return errc{};
 }
-__device__ inline void device_destroy_root(task_header* t) noexcept { coro_handle{frame_of(t)}.destroy(); }
+
+__device__ inline void device_schedule(task_header* t) noexcept {
+  auto* d = static_cast<exec::device_sched*>(t->sched);
+  exec::enqueue_from_lane(*d, exec::current_lane_ids(), t, /*may_fail=*/false);
+}
+
+// Destroying a suspended frame destroys the task objects in it, which destroy their
+// child frames, and so on: recursion as deep as the chain, and the device stack is
+// 1 KiB. So a lane that is already destroying defers nested destructions onto its own
+// list and drains it in a loop (the host does the same with a thread-local list).
+__device__ inline void device_destroy_frame(void* frame) noexcept {
+  exec::device_sched* d = exec::g_device_sched;
+  if (d == nullptr) return coro_handle{frame}.destroy();  // run_inline kernels: shallow chains
+  exec::lane_cache& lc = d->caches[d->tearing_down ? 0 : exec::current_lane_ids().global_lane];
+  if (lc.destroying) {
+    promise_of(frame).continuation = lc.destroy_head;
+    lc.destroy_head = frame;
+    return;
+  }
+  lc.destroying = 1;
+  coro_handle{frame}.destroy();
+  while (void* f = lc.destroy_head) {
+    lc.destroy_head = promise_of(f).continuation;
+    coro_handle{f}.destroy();
+  }
+  lc.destroying = 0;
+}
+
+__device__ inline void device_destroy_root(task_header* t) noexcept {
+  auto* d = static_cast<exec::device_sched*>(t->sched);
+  if (!d->tearing_down)
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(d->workers[exec::current_lane_ids().worker].stats.destroyed)
+        .fetch_add(1, cuda::std::memory_order_relaxed);
+  device_destroy_frame(frame_of(t));
+}
+
 __device__ inline void device_notify_host_waiters(void*) noexcept {
-  contract_violation("host waiter on the device without a device executor");
+  // Roots created by the host report through a completion record (device_program.hpp),
+  // never through HOST_WAITER, so nothing on the device sets that bit.
+  contract_violation("HOST_WAITER set on the device");
 }
 
 __device__ inline void* device_frame_allocate(std::size_t n) noexcept {
+  if (exec::device_sched* d = exec::g_device_sched) {
+    const exec::lane_ids id = exec::current_lane_ids();
+    exec::lane_cache* c = d->tearing_down ? nullptr : &d->caches[id.global_lane];
+    return exec::device_frames(*d).allocate(n, c, id.worker);
+  }
   exec::size_class_pool* p = exec::g_device_frame_pool;
   return p ? p->allocate(n) : nullptr;
 }
+
 __device__ inline void device_frame_deallocate(void* f, std::size_t n) noexcept {
+  if (exec::device_sched* d = exec::g_device_sched) {
+    const exec::lane_ids id = exec::current_lane_ids();
+    exec::lane_cache* c = d->tearing_down ? nullptr : &d->caches[id.global_lane];
+    return exec::device_frames(*d).deallocate(f, n, c, id.worker);
+  }
   exec::g_device_frame_pool->deallocate(f, n);
 }
 

@@ -33,6 +33,10 @@ namespace weft::exec {
 
 class local_queue {
  public:
+  // The warp-level operations of the device executor (device_queues.hpp) work on the
+  // same words with the same protocol, spread over the lanes of the owning warp.
+  friend struct warp_ring;
+
   using item = detail::task_header*;
 
   // `slots` has `capacity` entries, a power of two; it outlives the queue.

@@ -78,11 +78,11 @@ WEFT_HOST_DEVICE inline void notify_host_waiters(void* sched) noexcept {
 
 // Destroys a frame that may own suspended child frames. On the host this runs in
 // constant stack space whatever the depth (exec::destroy_frame_tree). On the device
-// it is a plain destroy: a deep *suspended* chain recurses (a known limit of the
-// device path until the device executor's teardown lands).
+// the executor's teardown defers nested destructions the same way; outside it (a
+// finished or never-started frame) a plain destroy has no depth to recurse into.
 WEFT_HOST_DEVICE inline void destroy_frame(void* frame) noexcept {
 #if WEFT_DEVICE_PASS
-  coro_handle{frame}.destroy();
+  device_destroy_frame(frame);
 #else
   host_destroy_frame(frame);
 #endif

@@ -1,0 +1,167 @@
+// weft/executor/device_layout.hpp - the memory the device executor shares with the host.
+//
+// These are plain structs: the host runtime (src/device_runtime.cpp, compiled as
+// C++) allocates and initialises them, the persistent kernel (device_worker.hpp,
+// compiled as CUDA in the user's translation unit) works on them. Nothing here has
+// behaviour beyond index arithmetic.
+//
+// Where each part lives
+//   device memory   device_sched, the worker array, the rings, the inject shards, the
+//                   frame arena with its two side tables, the lane caches.
+//   pinned memory   host_control (stop flag, fault word, the submission ring) and the
+//                   completion records; the device reaches them through mapped
+//                   pointers, always with system-scope atomics (toolchain trap 11:
+//                   a plain load of pinned memory polled by the GPU can stay stale).
+//
+// Host -> device submissions (one producer, the host runtime under its mutex; one
+// consumer, lane 0 of worker 0):
+//   host   writes create/completion/payload of slot t % N, then stores seq = t + 1
+//          (release, system scope);
+//   device sees seq == t + 1 (acquire, system scope), copies the slot, then stores
+//          seq = t + N (release): the slot is free for ticket t + N.
+// Device -> host completions: the device writes value/error, then state = done
+// (release, system scope); the host reads state with acquire and then the value.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "weft/detail/task_header.hpp"
+#include "weft/executor/local_queue.hpp"
+
+namespace weft::exec {
+
+struct device_sched;
+
+// How a root made by the host is created on the device: copies (fn, args) out of
+// `payload` into a new task's frame and spawns it. Instantiated per (F, Args...) in
+// the user's translation unit (device_program.hpp); the host learns its address.
+using root_create_fn = void (*)(device_sched* d, const void* payload, struct host_completion* c);
+
+inline constexpr std::size_t submission_payload_bytes = 192;
+inline constexpr std::size_t completion_value_bytes = 256;
+
+struct alignas(64) submission {
+  std::uint64_t seq;          // the protocol word (see the file comment)
+  root_create_fn create;      // device function that creates the root
+  host_completion* completion;
+  alignas(16) unsigned char payload[submission_payload_bytes];
+};
+
+namespace completion_state {
+inline constexpr std::uint32_t pending = 0;
+inline constexpr std::uint32_t done = 1;
+}  // namespace completion_state
+
+// Where a root created by the host reports its outcome (pinned memory).
+struct alignas(64) host_completion {
+  std::uint32_t state;   // completion_state
+  std::uint32_t error;   // an errc, 0 on success
+  alignas(16) unsigned char value[completion_value_bytes];
+};
+
+inline constexpr std::uint32_t submission_ring_size = 64;
+
+// The host's control block (pinned memory).
+struct host_control {
+  std::uint32_t stop;     // host -> device: leave the worker loops (system scope)
+  std::uint32_t started;  // device -> host: the poller runs (diagnostics)
+  submission ring[submission_ring_size];
+};
+
+// One bounded MPMC ring of the inject queue (Vyukov's sequence-numbered cells, with
+// batch claims; the protocol is in device_queues.hpp).
+struct inject_cell {
+  std::uint64_t seq;
+  detail::task_header* task;
+};
+struct alignas(128) inject_shard {
+  std::uint64_t head;  // next ticket to consume
+  std::uint64_t pad0[15];
+  std::uint64_t tail;  // next ticket to produce
+  std::uint64_t pad1[15];
+  inject_cell* cells;
+  std::uint64_t mask;
+};
+
+// Per-lane frame caches: lane-private stacks of blocks for the small classes.
+inline constexpr unsigned lane_cache_classes = 5;  // 64 B .. 1 KiB
+inline constexpr unsigned lane_cache_depth = 8;
+struct lane_cache {
+  void* slots[lane_cache_classes][lane_cache_depth];
+  std::uint8_t count[lane_cache_classes];
+  std::uint8_t destroying;  // the lane is inside device_destroy_frame (device_hooks.hpp)
+  void* destroy_head;       // frames whose destruction was deferred meanwhile
+};
+
+// One free-list shard of the device frame pool.
+inline constexpr unsigned frame_classes = 15;
+struct alignas(64) frame_shard {
+  std::uint32_t lock[frame_classes];
+  void* head[frame_classes];
+};
+
+// Counters a worker keeps for the host (each written by its own warp only).
+struct worker_stats {
+  std::uint64_t resumed;     // run_and_settle calls
+  std::uint64_t batches;     // non-empty batches
+  std::uint64_t lanes_used;  // sum of batch sizes (occupancy of batches)
+  std::uint64_t stolen;      // tasks taken from other workers
+  std::uint64_t injected;    // tasks taken from the inject queue
+  std::uint64_t parks;       // times the warp parked
+  std::uint64_t spawned;     // roots submitted by this warp's lanes
+  std::uint64_t destroyed;   // roots destroyed by this warp's lanes
+};
+
+inline constexpr std::uint32_t staging_capacity = 64;
+inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks of 128 threads
+
+// Tasks a warp's lanes woke or spawned during a batch (the LIFO slot, widened to a
+// warp). Lives in shared memory (device_hooks.hpp): only the warp itself touches it.
+struct staging_area {
+  std::uint32_t count;
+  detail::task_header* slots[staging_capacity];
+  worker_stats stats;  // lane 0's running counts (shared memory, not registers)
+};
+
+// A worker: one warp.
+struct alignas(128) device_worker {
+  local_queue ring;  // owner: this warp; thieves: others
+  std::uint32_t rng;
+  worker_stats stats;
+};
+
+// The whole device executor. Lives in device memory; the host keeps a mirror of
+// the pointers it filled in.
+struct device_sched {
+  // workers
+  device_worker* workers;
+  lane_cache* caches;  // workers * 32
+  std::uint32_t num_workers;
+  std::uint32_t max_searchers;
+  // inject queue
+  inject_shard* inject;
+  std::uint32_t num_inject;
+  // parking (device scope)
+  std::uint32_t searching;
+  std::uint32_t sleepers;
+  std::uint32_t wake_tokens;
+  std::uint32_t park_max_ns;
+  std::uint32_t stop;         // mirror of host_control::stop, set by the poller
+  // frame pool: arena, free-list shards, side tables (one byte per 64-byte granule)
+  char* arena;
+  std::uint64_t arena_bytes;
+  std::uint64_t carved;
+  frame_shard* shards;
+  std::uint32_t num_shards;
+  std::uint8_t* block_class;  // class + 1 at each carved block's first granule
+  std::uint8_t* block_live;   // 1 while the block holds a frame
+  // teardown (one thread, after the workers ended): no lane caches, lane 0's destroy list
+  std::uint32_t tearing_down;
+  // host link (mapped pinned memory)
+  host_control* control;
+  std::uint64_t submissions_seen;  // poller's next ticket
+  // the fault word: the first contract violation's code (0: none)
+  std::uint32_t fault;
+};
+
+}  // namespace weft::exec

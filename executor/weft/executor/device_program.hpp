@@ -1,0 +1,176 @@
+// weft/executor/device_program.hpp - the kernels of the device executor, per translation unit.
+//
+// Why per translation unit: without relocatable device code, each CUDA translation
+// unit is its own device module, and code of one module cannot be called from a
+// kernel of another (the callee would read its globals through the caller's constant
+// bank). A task's resume functions live in the module of the translation unit that
+// defines them, so the persistent kernel that resumes them must live there too. This
+// header therefore defines the kernels in an unnamed namespace: every CUDA translation
+// unit that includes weft/runtime.hpp gets its own copy, described to the host runtime
+// by a device_program. A runtime binds to the program of the first translation unit
+// that submits to it (device_runtime.hpp); a submission from another one is refused
+// with errc::invalid_argument (build the device code into one translation unit).
+//
+// Roots created by the host: the host copies (fn, args...) into a submission slot;
+// worker 0 calls create_root<T, F, Args...> (whose device address the host looked up
+// once through the variable template g_create), which spawns host_root(fn, args...):
+// a wrapper task that awaits fn(args...) through try_await and writes the outcome into
+// the host's completion record (system scope; see device_layout.hpp).
+#pragma once
+#include <cstring>
+#include <type_traits>
+
+#include "weft/executor/device_runtime.hpp"
+#include "weft/executor/device_worker.hpp"
+#include "weft/spawn.hpp"
+
+#if WEFT_CUDA_COMPILE
+namespace weft::exec {
+
+// A trivially copyable bundle of the callable and its arguments.
+template <class... Ts>
+struct packed {};
+template <class T, class... Ts>
+struct packed<T, Ts...> {
+  T head;
+  packed<Ts...> rest;
+};
+
+template <class F, class P, class... Done>
+WEFT_HOST_DEVICE auto call_packed(F& f, const P& p, const Done&... done) {
+  if constexpr (std::is_same_v<P, packed<>>) return f(done...);
+  else return call_packed(f, p.rest, done..., p.head);
+}
+
+template <class T>
+__device__ void write_completion(host_completion* c, result<T>& r) {
+  if (r.has_value()) {
+    if constexpr (!std::is_void_v<T>) std::memcpy(c->value, &*r, sizeof(T));
+    c->error = 0;
+  } else {
+    c->error = static_cast<std::uint32_t>(r.error());
+  }
+  // RELEASE at system scope: the value bytes above reach the host before `done`.
+  detail::system_atomic<std::uint32_t>(c->state).store(completion_state::done, detail::mo_release);
+}
+
+template <class T, class F, class... Args>
+__device__ task<void> host_root(host_completion* c, F f, Args... args) {
+  result<T> r = co_await try_await(f(args...));  // f and args live in this frame
+  write_completion<T>(c, r);
+}
+
+template <class T, class F, class... Args>
+__device__ void create_root(device_sched* d, const void* payload, host_completion* c) {
+  const auto& p = *static_cast<const packed<F, Args...>*>(payload);
+  F f = p.head;
+  auto make = [c](const F& fn, const Args&... as) { return host_root<T, F, Args...>(c, fn, as...); };
+  task<void> t = call_packed(make, p.rest, f);
+  join_handle<void> h = detail::spawn_on(d, std::move(t));
+  if (!h) {
+    result<T> r = unexpected(h.error());
+    write_completion<T>(c, r);
+  }
+  h.detach();
+}
+
+namespace {  // one copy per translation unit (see the top of this file)
+
+template <class T, class F, class... Args>
+__device__ root_create_fn g_create = &create_root<T, F, Args...>;
+
+__global__ void weft_worker_kernel(device_sched* d) {
+  if (threadIdx.x == 0) g_device_sched = d;  // this module's copy; same value from every block
+  if (threadIdx.x % WEFT_WARP_SIZE == 0) staging_of_this_warp().count = 0;
+  __syncthreads();
+  const lane_ids id = current_lane_ids();
+  worker_loop(*d, id.worker, id.lane);
+}
+
+// Lists incomplete roots among the live frames (one thread per 64-byte granule).
+__global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, std::uint32_t cap,
+                                   std::uint32_t* count) {
+  const std::uint64_t granules = d->carved / device_frames::granule;
+  for (std::uint64_t g = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; g < granules;
+       g += std::uint64_t{gridDim.x} * blockDim.x) {
+    if (d->block_class[g] == 0 || d->block_live[g] == 0) continue;
+    detail::promise_base& p = detail::promise_of(d->arena + g * device_frames::granule);
+    if (p.root != &p || (p.state & detail::task_state::completed)) continue;
+    const std::uint32_t i = atomicAdd(count, 1u);
+    if (i < cap) out[i] = &p;
+  }
+}
+
+// Destroys the listed roots (one thread). Destructions they cause are deferred and
+// drained by device_destroy_frame (device_hooks.hpp), in constant stack.
+__global__ void weft_teardown_destroy(device_sched* d, detail::task_header** roots, const std::uint32_t* count,
+                                      std::uint32_t cap) {
+  g_device_sched = d;
+  d->tearing_down = 1;
+  const std::uint32_t n = *count < cap ? *count : cap;
+  for (std::uint32_t i = 0; i < n; ++i) detail::device_destroy_frame(detail::frame_of(roots[i]));
+}
+
+// Returns every lane cache to the shards, so the live-block count is exact.
+__global__ void weft_flush_caches(device_sched* d) {
+  const std::uint64_t lanes = std::uint64_t{d->num_workers} * WEFT_WARP_SIZE;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < lanes;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
+    device_frames(*d).flush(d->caches[i], static_cast<unsigned>(i / WEFT_WARP_SIZE));
+}
+
+int program_launch(device_sched* d, unsigned blocks, unsigned threads, void* stream) {
+  void* args[] = {&d};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&weft_worker_kernel), dim3(blocks), dim3(threads),
+                                     args, 0, static_cast<cudaStream_t>(stream));
+}
+
+int program_occupancy(unsigned threads, int* blocks_per_sm) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, weft_worker_kernel, static_cast<int>(threads), 0);
+}
+
+int program_attributes(kernel_report* r) {
+  cudaFuncAttributes a{};
+  const cudaError_t e = cudaFuncGetAttributes(&a, weft_worker_kernel);
+  r->registers = a.numRegs;
+  r->local_bytes = a.localSizeBytes;
+  r->max_threads = a.maxThreadsPerBlock;
+  return e;
+}
+
+// The teardown steps that run on the GPU (device_runtime.cpp calls this after the
+// worker kernel ended): list and destroy incomplete roots until none is left, then
+// flush the lane caches.
+int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_ptr) {
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  for (;;) {
+    cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream);
+    weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count);
+    std::uint32_t n = 0;
+    cudaMemcpyAsync(&n, s.count, sizeof n, cudaMemcpyDeviceToHost, stream);
+    if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
+    if (n == 0) break;
+    weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity);
+  }
+  weft_flush_caches<<<s.scan_blocks, 256, 0, stream>>>(d);
+  return cudaStreamSynchronize(stream);
+}
+
+// The device address of create_root<T, F, Args...> in this module, looked up once.
+template <class T, class F, class... Args>
+root_create_fn create_fn_address(void* stream) {
+  static root_create_fn fn = nullptr;
+  if (fn == nullptr) {
+    root_create_fn v = nullptr;
+    cudaMemcpyFromSymbolAsync(&v, g_create<T, F, Args...>, sizeof v, 0, cudaMemcpyDeviceToHost,
+                              static_cast<cudaStream_t>(stream));
+    if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) == cudaSuccess) fn = v;
+  }
+  return fn;
+}
+
+const device_program this_tu_program = {&program_launch, &program_occupancy, &program_attributes, &program_teardown};
+
+}  // namespace
+}  // namespace weft::exec
+#endif  // WEFT_CUDA_COMPILE

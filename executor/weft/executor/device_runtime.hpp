@@ -1,0 +1,142 @@
+// weft/executor/device_runtime.hpp - the host side of the cuda backend.
+//
+// device_runtime owns everything the persistent kernel works on (device_layout.hpp),
+// launches the kernel of the first device_program that submits to it, feeds it host
+// submissions, waits for completions and tears it all down.
+//
+// Launch: one block of 128 threads (4 worker warps) per slot that the occupancy API
+// reports, on every SM, launched cooperatively so that every warp is resident (the
+// forward-progress argument is in device_worker.hpp). config::workers, when non-zero,
+// caps the number of worker warps: that is how a runtime leaves room on the GPU for
+// other kernels.
+//
+// Shutdown, in order (device_runtime::shutdown):
+//   1. Mark the runtime stopping: new submissions get errc::shutting_down.
+//   2. Raise the stop flag in pinned memory. Worker 0 mirrors it into device memory;
+//      every warp leaves its loop after its current batch (parked warps at their next
+//      nap, so within park_max_ns).
+//   3. Wait for the worker kernel to end (a fault ends it too; see below).
+//   4. On the GPU (device_program::teardown): find every live root that has not
+//      completed by scanning the frame pool's side tables, destroy each (nested
+//      destructions deferred, so any chain depth is fine), until none is left; then
+//      return the lane caches to the pool.
+//   5. Fail every completion the host still waits for with errc::shutting_down.
+//   6. Count the frames still live (0 unless something leaked) and free device and
+//      pinned memory.
+// Faults: a task that traps or faults ends the kernel with a sticky CUDA error. Every
+// host wait polls the kernel's stream; on an error the runtime records it, every
+// pending and later operation reports errc::device_fault (with the CUDA message), and
+// shutdown skips the GPU teardown (the context is unusable) but never hangs.
+#pragma once
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "weft/errc.hpp"
+#include "weft/executor/device_layout.hpp"
+
+namespace weft::exec {
+
+struct kernel_report {
+  int registers = 0;
+  std::size_t local_bytes = 0;  // per-thread local memory (stack, spills)
+  int max_threads = 0;
+  int blocks_per_sm = 0;
+  int sms = 0;
+  unsigned blocks = 0;
+  unsigned threads_per_block = 0;
+  unsigned workers = 0;  // warps
+};
+
+struct teardown_scratch {
+  detail::task_header** roots = nullptr;
+  std::uint32_t capacity = 0;
+  std::uint32_t* count = nullptr;
+  unsigned scan_blocks = 0;
+};
+
+// The kernels of one CUDA translation unit (device_program.hpp). Functions return a
+// cudaError_t as int so this header needs no CUDA headers.
+struct device_program {
+  int (*launch)(device_sched* d, unsigned blocks, unsigned threads, void* stream);
+  int (*occupancy)(unsigned threads, int* blocks_per_sm);
+  int (*attributes)(kernel_report* r);
+  int (*teardown)(device_sched* d, const teardown_scratch& s, void* stream);
+};
+
+struct device_runtime_config {
+  int device = 0;
+  unsigned workers = 0;                     // worker warps; 0: full residency
+  std::size_t frame_pool_bytes = 256u << 20;
+  std::uint32_t local_queue_capacity = 256;
+  std::uint32_t inject_capacity = 1u << 20; // all shards together
+  std::uint32_t park_max_ns = 100000;
+};
+
+struct device_stats {
+  std::uint64_t resumed = 0, batches = 0, lanes_used = 0, stolen = 0, injected = 0, parks = 0;
+  std::int64_t live_roots = 0;
+};
+
+class device_runtime {
+ public:
+  explicit device_runtime(const device_runtime_config& cfg);  // throws weft::error
+  ~device_runtime();
+  device_runtime(const device_runtime&) = delete;
+  device_runtime& operator=(const device_runtime&) = delete;
+
+  // Queues a root for `program`; on success *out is the record to wait on.
+  errc submit(const device_program* program, root_create_fn fn, const void* payload, std::size_t bytes,
+              host_completion** out) noexcept;
+  // Blocks until the record is done; returns its error (errc{} on success).
+  errc wait(host_completion* c) noexcept;
+  bool ready(const host_completion* c) const noexcept;
+  // Gives a record back (also when it is not done: it is reclaimed once it is).
+  void release(host_completion* c) noexcept;
+
+  void shutdown() noexcept;
+  bool stopping() const noexcept;
+  // The CUDA error that ended the kernel, or "" when none.
+  std::string fault_message() const;
+
+  void* side_stream() const noexcept { return side_stream_; }
+  kernel_report report() const noexcept { return report_; }
+  device_stats stats() const noexcept;  // while running: a snapshot
+  std::int64_t live_frame_blocks() const noexcept;
+  unsigned worker_count() const noexcept { return report_.workers; }
+
+ private:
+  errc start_locked(const device_program* program) noexcept;
+  errc check_kernel_locked() noexcept;
+  host_completion* take_record_locked() noexcept;
+  void allocate_memory();
+  void free_memory() noexcept;
+
+  device_runtime_config cfg_;
+  mutable std::mutex m_;
+  const device_program* program_ = nullptr;
+  bool running_ = false;
+  bool stopping_ = false;
+  bool faulted_ = false;
+  std::string fault_;
+  void* stream_ = nullptr;       // the worker kernel's stream (non-blocking)
+  void* side_stream_ = nullptr;  // copies and look-ups while the kernel runs
+  kernel_report report_{};
+
+  device_sched host_{};          // what was written to d_
+  device_sched* d_ = nullptr;
+  std::vector<void*> device_allocs_;
+  host_control* control_ = nullptr;
+  std::uint64_t next_ticket_ = 0;
+
+  std::vector<host_completion*> free_records_;
+  std::vector<host_completion*> abandoned_;
+  host_completion* records_ = nullptr;
+  std::size_t record_count_ = 0;
+  std::int64_t final_live_blocks_ = -1;
+};
+
+}  // namespace weft::exec

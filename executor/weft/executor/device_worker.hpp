@@ -1,0 +1,327 @@
+// weft/executor/device_worker.hpp - the loop every worker warp of the persistent kernel runs.
+//
+// One warp = one worker. Each trip round the loop (all functions here are
+// warp-collective: the 32 lanes call them converged):
+//   1. gather  up to 32 ready tasks in one queue operation per source, in this order:
+//              the warp's staging area (tasks its lanes woke or spawned during the last
+//              batch: tokio's LIFO slot, widened to a warp; at most 24 of them when the
+//              ring also has work, so the ring cannot starve), then every 31st trip the
+//              inject queue, then the warp's own ring (one CAS on its head for the whole
+//              batch), then the inject queue.
+//   2. run     lane i resumes task i through the trampoline (detail::run_and_settle)
+//              until it yields, parks or completes. Lanes diverge freely inside tasks.
+//   3. settle  yielded tasks (and tasks woken while they ran) go back into the ring in
+//              one warp-aggregated push (ballot + popc, one release of the tail). A full
+//              ring first moves its 32 oldest tasks to the inject queue. Staged tasks
+//              beyond the newest 8 move to the ring too, where other warps can steal them.
+//   4. if the batch was empty: search (steal) or park, below.
+//
+// Searching and parking (tokio's worker.rs, adapted)
+//   * At most max_searchers warps search at once (`searching`, device scope). A
+//     searcher looks at 128 rings from a random start, 32 per step (lane i checks one),
+//     steals half of the first non-empty one, and checks the inject shards.
+//   * A warp that finds nothing parks: lane 0 adds itself to `sleepers` (seq_cst) and
+//     re-checks the inject queue (the Dekker pair with notify's fence), then naps with
+//     __nanosleep, doubling from 256 ns to park_max_ns, until it takes a wake token, the
+//     executor stops, or 1 ms passes (then it looks round once, cheaply, and naps again).
+//     A parked warp reads one L2-resident word per nap: idle costs almost no bandwidth.
+//   * notify: when a batch leaves four or more tasks in a ring (more than its warp needs
+//     soon), when a steal took four or more, and on every push into the inject queue,
+//     lane 0 grants one wake token if some warp sleeps (never more tokens than
+//     sleepers). Each woken warp steals half and may wake the next, so work fans out
+//     in a doubling wave. A missed token costs latency (<= 1 ms), never a task: a ring
+//     is always drained by its owner.
+//   * Worker 0 also polls the host: the stop flag and the submission ring (pinned
+//     memory, system scope), every 16th trip and on every nap while parked.
+//
+// Termination: the host's stop flag is mirrored into `stop` (device scope); each warp
+// leaves the loop at the end of its current batch, or at its next nap. Tasks still
+// queued or parked are destroyed afterwards by the teardown kernels (device_program.hpp).
+//
+// Forward progress needs every worker warp resident at once: a task parked in one warp
+// may only be woken by a task queued in another warp's staging area, which only that
+// warp runs. The kernel is therefore launched cooperatively (the launch fails rather
+// than leaving a block waiting for a slot).
+#pragma once
+#include <cstdint>
+
+#include "weft/detail/run.hpp"
+#include "weft/executor/device_hooks.hpp"
+
+#if WEFT_CUDA_COMPILE
+namespace weft::exec {
+
+struct worker_ctx {
+  device_sched& d;
+  device_worker& w;
+  staging_area& st;  // this warp's, in shared memory
+  std::uint32_t id;
+  std::uint32_t lane;
+};
+
+__device__ inline std::uint32_t next_random(std::uint32_t& s) noexcept {
+  s ^= s << 13;
+  s ^= s >> 17;
+  s ^= s << 5;
+  return s;
+}
+
+// Moves lanes [0, n) of `src` to lanes [at, at + n) of `dst`.
+__device__ inline detail::task_header* place(detail::task_header* dst, detail::task_header* src, std::uint32_t at,
+                                             std::uint32_t n, std::uint32_t lane) noexcept {
+  auto* moved = reinterpret_cast<detail::task_header*>(
+      __shfl_sync(full_mask, reinterpret_cast<unsigned long long>(src), (lane - at) & 31u));
+  return (lane >= at && lane < at + n) ? moved : dst;
+}
+
+// Worker 0, lane 0: mirror the host's stop flag, create the roots the host submitted.
+__device__ inline void poll_host(device_sched& d) noexcept {
+  host_control* hc = d.control;
+  if (detail::system_atomic<std::uint32_t>(hc->stop).load(detail::mo_relaxed))
+    detail::device_atomic<std::uint32_t>(d.stop).store(1, detail::mo_relaxed);
+  for (;;) {
+    const std::uint64_t t = d.submissions_seen;
+    submission& s = hc->ring[t % submission_ring_size];
+    detail::system_atomic<std::uint64_t> seq(s.seq);
+    if (seq.load(detail::mo_acquire) != t + 1) return;
+    s.create(&d, s.payload, s.completion);  // reads the payload before the slot is freed
+    seq.store(t + submission_ring_size, detail::mo_release);
+    d.submissions_seen = t + 1;
+  }
+}
+
+// Grants one wake token when some warp sleeps (tokens never exceed sleepers).
+__device__ inline void notify_one(device_sched& d) noexcept {
+  detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
+  if (sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
+  detail::fence_device_seq_cst();  // our pushes before the re-read (pairs with park_lane0)
+  const std::uint32_t s = sleepers.load(detail::mo_relaxed);
+  std::uint32_t tk = tokens.load(detail::mo_relaxed);
+  while (tk < s && !tokens.compare_exchange_weak(tk, tk + 1, detail::mo_relaxed, detail::mo_relaxed)) {
+  }
+}
+
+__device__ inline bool inject_nonempty(device_sched& d) noexcept {
+  for (std::uint32_t i = 0; i < d.num_inject; ++i)
+    if (inject_of(d, i).size_approx() != 0) return true;
+  return false;
+}
+
+// Step 1. Returns this lane's task (or null); *n is the batch size. The ring's and the
+// home inject shard's lengths are read together (independent loads, one latency), so
+// the sources that are empty cost nothing more.
+__device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip, std::uint32_t* n_out) noexcept {
+  __syncwarp();  // staging writes of the last batch are visible to every lane
+  detail::task_header* mine = nullptr;
+  const std::uint32_t staged = c.st.count;
+  const inject_ring home = inject_of(c.d, c.id);
+  // Every decision below must be the same in all 32 lanes (the queue operations are
+  // warp-collective), so the lengths are lane 0's loads, broadcast.
+  std::uint32_t ring_len = 0, inject_len = 0;
+  if (c.lane == 0) {
+    ring_len = c.w.ring.size_approx();
+    inject_len = home.size_approx() != 0;
+  }
+  ring_len = __shfl_sync(full_mask, ring_len, 0);
+  inject_len = __shfl_sync(full_mask, inject_len, 0);
+  const std::uint32_t take_staged = min(staged, ring_len ? 24u : 32u);
+  if (c.lane < take_staged) mine = c.st.slots[staged - 1 - c.lane];
+  __syncwarp();
+  if (c.lane == 0) c.st.count = staged - take_staged;
+  std::uint32_t n = take_staged, k = 0;
+  if (n < 32 && inject_len != 0 && trip % 31 == 0) {  // fairness: the inject queue first
+    detail::task_header* it = warp_inject_pop(home, c.lane, 32 - n, &k);
+    mine = place(mine, it, n, k, c.lane);
+    n += k;
+    if (c.lane == 0) c.st.stats.injected += k;
+  }
+  if (n < 32 && ring_len != 0) {
+    detail::task_header* it = warp_ring::pop(c.w.ring, c.lane, 32 - n, &k);
+    mine = place(mine, it, n, k, c.lane);
+    n += k;
+  }
+  if (n < 32 && inject_len != 0) {  // fill the batch: the inject queue balances load
+    detail::task_header* it = warp_inject_pop(home, c.lane, 32 - n, &k);
+    mine = place(mine, it, n, k, c.lane);
+    n += k;
+    if (c.lane == 0) c.st.stats.injected += k;
+  }
+  for (std::uint32_t s = 1; n == 0 && s < c.d.num_inject; ++s) {
+    detail::task_header* it = warp_inject_pop(inject_of(c.d, c.id + s), c.lane, 32, &k);
+    mine = place(mine, it, 0, k, c.lane);
+    n = k;
+    if (c.lane == 0) c.st.stats.injected += k;
+  }
+  *n_out = n;
+  return mine;
+}
+
+// Pushes each lane's non-null `it` into the warp's ring; a full ring first moves its
+// 32 oldest tasks to the inject queue (where every warp can take them).
+__device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noexcept {
+  for (unsigned spins = 0; !warp_ring::push(c.w.ring, c.lane, it); ++spins) {
+    std::uint32_t k = 0;
+    detail::task_header* old = warp_ring::pop(c.w.ring, c.lane, 32, &k);
+    while (!warp_inject_push(inject_of(c.d, c.id + spins), c.lane, old)) __nanosleep(1024);
+    if (c.lane == 0) notify_one(c.d);
+  }
+}
+
+// Keeps the newest `lifo_keep` staged tasks for the next batch (the LIFO slot) and
+// moves the older ones into the ring, where thieves can take them: a task that spawns
+// many children must not keep them all to its own warp.
+inline constexpr std::uint32_t lifo_keep = 8;
+__device__ inline void flush_staging(worker_ctx& c) noexcept {
+  __syncwarp();  // the lanes' staging writes of this batch
+  const std::uint32_t staged = c.st.count;
+  if (staged <= lifo_keep) return;
+  const std::uint32_t excess = staged - lifo_keep;
+  for (std::uint32_t base = 0; base < excess; base += 32)
+    push_to_ring(c, base + c.lane < excess ? c.st.slots[base + c.lane] : nullptr);
+  detail::task_header* keep = c.lane < lifo_keep ? c.st.slots[excess + c.lane] : nullptr;
+  __syncwarp();
+  if (c.lane < lifo_keep) c.st.slots[c.lane] = keep;
+  if (c.lane == 0) c.st.count = lifo_keep;
+  __syncwarp();
+}
+
+// Step 3: requeue what this lane's task asked for, aggregated over the warp, then
+// spill the staging area beyond the LIFO slot into the ring.
+__device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::after_run r) noexcept {
+  detail::task_header* back =
+      (r == detail::after_run::requeue_back || r == detail::after_run::requeue_now) ? t : nullptr;
+  push_to_ring(c, back);
+  flush_staging(c);
+  if (c.lane == 0 && c.w.ring.size_approx() >= 4) notify_one(c.d);  // enough to share
+}
+
+__device__ inline bool try_begin_search(worker_ctx& c) noexcept {
+  int ok = 0;
+  if (c.lane == 0) {
+    detail::device_atomic<std::uint32_t> s(c.d.searching);
+    std::uint32_t v = s.load(detail::mo_relaxed);
+    while (v < c.d.max_searchers && !(ok = s.compare_exchange_weak(v, v + 1, detail::mo_acq_rel, detail::mo_relaxed))) {
+    }
+  }
+  return __shfl_sync(full_mask, ok, 0);
+}
+
+__device__ inline void end_search(worker_ctx& c, bool found) noexcept {
+  if (c.lane != 0) return;
+  const std::uint32_t before = detail::device_atomic<std::uint32_t>(c.d.searching).fetch_sub(1, detail::mo_acq_rel);
+  if (found && before == 1) notify_one(c.d);  // the last searcher found work: wake the next
+}
+
+// Steals from up to `victims` rings (32 per step) and the inject queue. True: work found.
+__device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
+  const std::uint32_t n = c.d.num_workers;
+  std::uint32_t start = 0;
+  if (c.lane == 0) start = next_random(c.w.rng) % n;
+  start = __shfl_sync(full_mask, start, 0);
+  for (std::uint32_t base = 0; base < victims && base < n; base += 32) {
+    const std::uint32_t v = (start + base + c.lane) % n;
+    const bool has = v != c.id && base + c.lane < n && c.d.workers[v].ring.size_approx() != 0;
+    const std::uint32_t mask = __ballot_sync(full_mask, has);
+    if (mask == 0) continue;
+    const std::uint32_t victim = __shfl_sync(full_mask, v, __ffs(mask) - 1);
+    const std::uint32_t got = warp_ring::steal_half(c.w.ring, c.d.workers[victim].ring, c.lane);
+    if (got != 0) {
+      if (c.lane == 0) {
+        c.st.stats.stolen += got;
+        if (got >= 4) notify_one(c.d);  // more than one batch's share: fan out further
+      }
+      return true;
+    }
+  }
+  return __any_sync(full_mask, c.lane < c.d.num_inject && inject_of(c.d, c.lane).size_approx() != 0);
+}
+
+// Lane 0 naps until woken; `true` when a wake token (not a timeout) ended the nap.
+__device__ inline bool park_lane0(worker_ctx& c) noexcept {
+  device_sched& d = c.d;
+  detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens), stop(d.stop);
+  sleepers.fetch_add(1, detail::mo_seq_cst);
+  detail::fence_device_seq_cst();  // pairs with notify_one's fence: one of us sees the other
+  bool woke = inject_nonempty(d);
+  std::uint32_t ns = 256, slept = 0;
+  while (!woke && !stop.load(detail::mo_relaxed) && slept < 1000000) {
+    std::uint32_t tk = tokens.load(detail::mo_relaxed);
+    if (tk != 0 && tokens.compare_exchange_strong(tk, tk - 1, detail::mo_acq_rel, detail::mo_relaxed)) woke = true;
+    if (woke) break;
+    if (c.id == 0) poll_host(d);
+    if (c.st.count != 0) break;  // the poller created a root here
+    __nanosleep(ns);
+    slept += ns;
+    const std::uint32_t cap = c.id == 0 ? 20000u : d.park_max_ns;
+    ns = ns * 2 > cap ? cap : ns * 2;
+  }
+  sleepers.fetch_sub(1, detail::mo_relaxed);
+  ++c.st.stats.parks;
+  return woke;
+}
+
+__device__ inline bool stopping(worker_ctx& c) noexcept {
+  std::uint32_t s = 0;
+  if (c.lane == 0) s = detail::device_atomic<std::uint32_t>(c.d.stop).load(detail::mo_relaxed);
+  return __shfl_sync(full_mask, s, 0) != 0;
+}
+
+// Step 4: nothing gathered. Search if allowed, else park. A search looks at 128
+// random rings: with thousands of warps a full scan would take longer than a park.
+inline constexpr std::uint32_t search_victims = 128;
+__device__ inline void find_work(worker_ctx& c) noexcept {
+  if (c.id == 0 && c.lane == 0) poll_host(c.d);
+  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
+  if (try_begin_search(c)) {
+    const bool found = steal(c, search_victims);
+    end_search(c, found);
+    if (found) return;
+  }
+  int woke = 0;
+  if (c.lane == 0) woke = park_lane0(c);
+  woke = __shfl_sync(full_mask, woke, 0);
+  if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
+}
+
+// Lane 0 copies its running counts to the worker's stats (read by the host).
+__device__ inline void publish_stats(worker_ctx& c) noexcept {
+  if (c.lane != 0) return;
+  worker_stats& g = c.w.stats;
+  g.resumed = c.st.stats.resumed;
+  g.batches = c.st.stats.batches;
+  g.lanes_used = c.st.stats.lanes_used;
+  g.stolen = c.st.stats.stolen;
+  g.injected = c.st.stats.injected;
+  g.parks = c.st.stats.parks;
+}
+
+__device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
+  worker_ctx c{d, d.workers[id], staging_of_this_warp(), id, lane};
+  if (lane == 0) c.st.stats = c.w.stats;
+  for (std::uint32_t trip = 1;; ++trip) {
+    if ((trip & 15) == 0) {
+      if (id == 0 && lane == 0) poll_host(d);
+      if ((trip & 255) == 0) publish_stats(c);
+      if (stopping(c)) break;  // a busy warp still stops within 16 batches
+    }
+    std::uint32_t n = 0;
+    detail::task_header* t = gather(c, trip, &n);
+    if (n != 0) {
+      const detail::after_run r = t ? detail::run_and_settle(t) : detail::after_run::idle;
+      settle(c, t, r);
+      if (lane == 0) {
+        c.st.stats.resumed += n;
+        c.st.stats.batches += 1;
+        c.st.stats.lanes_used += n;
+      }
+      continue;
+    }
+    publish_stats(c);
+    if (stopping(c)) break;
+    find_work(c);
+  }
+  publish_stats(c);
+}
+
+}  // namespace weft::exec
+#endif  // WEFT_CUDA_COMPILE

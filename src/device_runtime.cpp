@@ -1,0 +1,361 @@
+// The cuda backend's host side: see weft/executor/device_runtime.hpp for the design
+// and the numbered shutdown steps.
+#include "weft/executor/device_runtime.hpp"
+
+#if WEFT_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "weft/executor/device_queues.hpp"
+#include "weft/runtime.hpp"
+
+namespace weft::exec {
+namespace {
+
+constexpr unsigned threads_per_block = worker_warps_per_block * WEFT_WARP_SIZE;
+constexpr std::size_t completion_records = 4096;
+constexpr std::uint32_t teardown_capacity = 1u << 20;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw weft::error(errc::backend_unavailable, std::string("weft: cuda backend: ") + what + ": " + cudaGetErrorString(e));
+}
+
+std::uint32_t round_pow2(std::uint64_t v) {
+  std::uint32_t p = 1;
+  while (p < v && p < (1u << 30)) p <<= 1;
+  return p;
+}
+
+template <class T>
+std::atomic_ref<T> host_word(T& w) {
+  return std::atomic_ref<T>(w);
+}
+
+}  // namespace
+
+device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (cfg.device < 0 || cfg.device >= count)
+    throw weft::error(errc::backend_unavailable, "weft: cuda backend: device " + std::to_string(cfg.device) +
+                                                     " requested, " + std::to_string(count) + " present");
+  check(cudaSetDevice(cfg.device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, cfg.device), "cudaGetDeviceProperties");
+  if (!prop.cooperativeLaunch || !prop.unifiedAddressing || !prop.canMapHostMemory)
+    throw weft::error(errc::backend_unavailable,
+                      "weft: cuda backend: the GPU lacks cooperative launch, unified addressing or mapped memory");
+  if (cfg.frame_pool_bytes < size_class_pool::min_block)
+    throw weft::error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
+  report_.sms = prop.multiProcessorCount;
+  cudaStream_t s1, s2;
+  check(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream_ = s1;
+  side_stream_ = s2;
+  check(cudaHostAlloc(reinterpret_cast<void**>(&control_), sizeof(host_control), cudaHostAllocMapped), "cudaHostAlloc");
+  std::memset(control_, 0, sizeof(host_control));
+  for (std::uint32_t i = 0; i < submission_ring_size; ++i) control_->ring[i].seq = i;  // slot i free for ticket i
+  check(cudaHostAlloc(reinterpret_cast<void**>(&records_), completion_records * sizeof(host_completion),
+                      cudaHostAllocMapped),
+        "cudaHostAlloc");
+  record_count_ = completion_records;
+  for (std::size_t i = completion_records; i-- > 0;) free_records_.push_back(&records_[i]);
+}
+
+device_runtime::~device_runtime() {
+  shutdown();
+  cudaFreeHost(records_);
+  cudaFreeHost(control_);
+  cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  cudaStreamDestroy(static_cast<cudaStream_t>(side_stream_));
+}
+
+bool device_runtime::stopping() const noexcept {
+  std::lock_guard lk(m_);
+  return stopping_;
+}
+
+std::string device_runtime::fault_message() const {
+  std::lock_guard lk(m_);
+  return fault_;
+}
+
+// Sizes the grid from the program's occupancy, allocates the executor and launches it.
+errc device_runtime::start_locked(const device_program* program) noexcept {
+  int bps = 0;
+  if (program->occupancy(threads_per_block, &bps) != cudaSuccess || bps == 0) return errc::backend_unavailable;
+  unsigned blocks = static_cast<unsigned>(bps * report_.sms);
+  const unsigned warps_per_block = threads_per_block / WEFT_WARP_SIZE;
+  if (cfg_.workers != 0) blocks = std::min(blocks, (cfg_.workers + warps_per_block - 1) / warps_per_block);
+  report_.blocks_per_sm = bps;
+  report_.blocks = blocks;
+  report_.threads_per_block = threads_per_block;
+  report_.workers = blocks * warps_per_block;
+  program->attributes(&report_);
+  program_ = program;
+  try {
+    allocate_memory();
+  } catch (const weft::error&) {
+    free_memory();
+    return errc::out_of_memory;
+  }
+  if (program->launch(d_, blocks, threads_per_block, stream_) != cudaSuccess) {
+    cudaGetLastError();
+    free_memory();
+    return errc::backend_unavailable;
+  }
+  running_ = true;
+  return errc{};
+}
+
+void device_runtime::allocate_memory() {
+  const std::uint32_t workers = report_.workers;
+  const std::uint32_t cap = round_pow2(std::max<std::uint32_t>(cfg_.local_queue_capacity, 64));
+  const std::uint32_t shards = std::max(1, report_.sms);
+  const std::uint32_t cells = round_pow2((cfg_.inject_capacity + shards - 1) / shards);
+  const std::uint64_t arena = (cfg_.frame_pool_bytes + 63) & ~std::uint64_t{63};
+  auto dev = [this](std::size_t bytes) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    device_allocs_.push_back(p);
+    check(cudaMemset(p, 0, bytes), "cudaMemset");
+    return p;
+  };
+  device_sched& h = host_;
+  h = device_sched{};
+  h.workers = static_cast<device_worker*>(dev(workers * sizeof(device_worker)));
+  h.caches = static_cast<lane_cache*>(dev(std::size_t{workers} * WEFT_WARP_SIZE * sizeof(lane_cache)));
+  h.num_workers = workers;
+  h.max_searchers = std::max(1u, workers / 2);
+  h.inject = static_cast<inject_shard*>(dev(shards * sizeof(inject_shard)));
+  h.num_inject = shards;
+  h.park_max_ns = cfg_.park_max_ns;
+  h.arena = static_cast<char*>(dev(arena));
+  h.arena_bytes = arena;
+  h.num_shards = 128;
+  h.shards = static_cast<frame_shard*>(dev(h.num_shards * sizeof(frame_shard)));
+  h.block_class = static_cast<std::uint8_t*>(dev(arena / 64));
+  h.block_live = static_cast<std::uint8_t*>(dev(arena / 64));
+  h.control = control_;  // unified addressing: the mapped pointer is the same on the device
+
+  auto* slots = static_cast<detail::task_header**>(dev(std::size_t{workers} * cap * sizeof(void*)));
+  std::vector<device_worker> ws(workers);
+  for (std::uint32_t i = 0; i < workers; ++i) {
+    std::memset(&ws[i], 0, sizeof(device_worker));
+    ws[i].ring.init(slots + std::size_t{i} * cap, cap);
+    ws[i].rng = 0x9e3779b9u ^ (i * 0x85ebca6bu) ^ 1u;
+  }
+  check(cudaMemcpy(h.workers, ws.data(), workers * sizeof(device_worker), cudaMemcpyHostToDevice), "cudaMemcpy");
+
+  auto* cell_mem = static_cast<inject_cell*>(dev(std::size_t{shards} * cells * sizeof(inject_cell)));
+  std::vector<inject_cell> cell_init(cells);
+  std::vector<inject_shard> shard_init(shards);
+  for (std::uint32_t s = 0; s < shards; ++s) {
+    inject_ring::init(shard_init[s], cell_init.data(), cells);
+    shard_init[s].cells = cell_mem + std::size_t{s} * cells;
+    check(cudaMemcpy(shard_init[s].cells, cell_init.data(), cells * sizeof(inject_cell), cudaMemcpyHostToDevice),
+          "cudaMemcpy");
+  }
+  check(cudaMemcpy(h.inject, shard_init.data(), shards * sizeof(inject_shard), cudaMemcpyHostToDevice), "cudaMemcpy");
+  d_ = static_cast<device_sched*>(dev(sizeof(device_sched)));
+  check(cudaMemcpy(d_, &h, sizeof h, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void device_runtime::free_memory() noexcept {
+  for (void* p : device_allocs_) cudaFree(p);
+  device_allocs_.clear();
+  d_ = nullptr;
+}
+
+// Looks at the worker kernel without blocking. errc{} while it runs.
+errc device_runtime::check_kernel_locked() noexcept {
+  if (faulted_) return errc::device_fault;
+  if (!running_) return errc::shutting_down;
+  const cudaError_t q = cudaStreamQuery(static_cast<cudaStream_t>(stream_));
+  if (q == cudaErrorNotReady) return errc{};
+  if (q == cudaSuccess) return stopping_ ? errc::shutting_down : errc::device_fault;
+  faulted_ = true;
+  fault_ = cudaGetErrorString(q);
+  return errc::device_fault;
+}
+
+host_completion* device_runtime::take_record_locked() noexcept {
+  if (free_records_.empty()) {  // reclaim records whose handles were dropped early
+    auto done = [](host_completion* c) {
+      return host_word(c->state).load(std::memory_order_acquire) == completion_state::done;
+    };
+    auto it = std::partition(abandoned_.begin(), abandoned_.end(), [&](host_completion* c) { return !done(c); });
+    free_records_.insert(free_records_.end(), it, abandoned_.end());
+    abandoned_.erase(it, abandoned_.end());
+  }
+  if (free_records_.empty()) return nullptr;
+  host_completion* c = free_records_.back();
+  free_records_.pop_back();
+  return c;
+}
+
+errc device_runtime::submit(const device_program* program, root_create_fn fn, const void* payload, std::size_t bytes,
+                            host_completion** out) noexcept {
+  std::unique_lock lk(m_);
+  if (faulted_) return errc::device_fault;
+  if (stopping_) return errc::shutting_down;
+  if (fn == nullptr || bytes > submission_payload_bytes) return errc::invalid_argument;
+  if (!running_) {
+    if (errc e = start_locked(program); e != errc{}) return e;
+  } else if (program != program_) {
+    return errc::invalid_argument;  // device code from a second translation unit (device_program.hpp)
+  }
+  host_completion* c = take_record_locked();
+  if (c == nullptr) return errc::queue_full;
+  const std::uint64_t t = next_ticket_;
+  submission& s = control_->ring[t % submission_ring_size];
+  for (unsigned spins = 0; host_word(s.seq).load(std::memory_order_acquire) != t; ++spins) {
+    if (spins % 256 == 255) {  // the ring is full: the device is behind; never wait on a dead kernel
+      if (errc e = check_kernel_locked(); e != errc{}) {
+        free_records_.push_back(c);
+        return e;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  c->error = 0;
+  host_word(c->state).store(completion_state::pending, std::memory_order_relaxed);
+  s.create = fn;
+  s.completion = c;
+  std::memcpy(s.payload, payload, bytes);
+  host_word(s.seq).store(t + 1, std::memory_order_release);  // publishes the slot (system scope on x86)
+  next_ticket_ = t + 1;
+  *out = c;
+  return errc{};
+}
+
+bool device_runtime::ready(const host_completion* c) const noexcept {
+  return host_word(const_cast<host_completion*>(c)->state).load(std::memory_order_acquire) == completion_state::done;
+}
+
+errc device_runtime::wait(host_completion* c) noexcept {
+  auto last_check = std::chrono::steady_clock::now();
+  for (unsigned spins = 0;; ++spins) {
+    if (ready(c)) return static_cast<errc>(c->error);
+    if (spins < 2048) continue;
+    std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 2 : 20));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check < std::chrono::milliseconds(1)) continue;
+    last_check = now;
+    std::lock_guard lk(m_);
+    const errc e = check_kernel_locked();
+    if (e != errc{} && !ready(c)) return e;
+  }
+}
+
+void device_runtime::release(host_completion* c) noexcept {
+  if (c == nullptr) return;
+  std::lock_guard lk(m_);
+  if (ready(c)) free_records_.push_back(c);
+  else abandoned_.push_back(c);
+}
+
+device_stats device_runtime::stats() const noexcept {
+  device_stats st;
+  std::lock_guard lk(m_);
+  if (d_ == nullptr || faulted_) return st;
+  std::vector<device_worker> ws(report_.workers);
+  auto s = static_cast<cudaStream_t>(side_stream_);
+  cudaMemcpyAsync(ws.data(), host_.workers, ws.size() * sizeof(device_worker), cudaMemcpyDeviceToHost, s);
+  if (cudaStreamSynchronize(s) != cudaSuccess) return st;
+  for (const device_worker& w : ws) {
+    st.resumed += w.stats.resumed;
+    st.batches += w.stats.batches;
+    st.lanes_used += w.stats.lanes_used;
+    st.stolen += w.stats.stolen;
+    st.injected += w.stats.injected;
+    st.parks += w.stats.parks;
+    st.live_roots += static_cast<std::int64_t>(w.stats.spawned) - static_cast<std::int64_t>(w.stats.destroyed);
+  }
+  return st;
+}
+
+std::int64_t device_runtime::live_frame_blocks() const noexcept {
+  std::lock_guard lk(m_);
+  return final_live_blocks_;
+}
+
+void device_runtime::shutdown() noexcept {
+  std::unique_lock lk(m_);
+  if (stopping_) return;
+  stopping_ = true;                                                     // step 1
+  if (running_) {
+    host_word(control_->stop).store(1, std::memory_order_release);      // step 2
+    cudaError_t q;
+    while ((q = cudaStreamQuery(static_cast<cudaStream_t>(stream_))) == cudaErrorNotReady)  // step 3
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (q != cudaSuccess && !faulted_) {
+      faulted_ = true;
+      fault_ = cudaGetErrorString(q);
+    }
+    if (!faulted_) {                                                    // step 4
+      teardown_scratch s;
+      s.capacity = teardown_capacity;
+      s.scan_blocks = static_cast<unsigned>(report_.sms * 8);
+      if (cudaMalloc(reinterpret_cast<void**>(&s.roots), s.capacity * sizeof(void*)) == cudaSuccess &&
+          cudaMalloc(reinterpret_cast<void**>(&s.count), sizeof(std::uint32_t)) == cudaSuccess) {
+        if (const int e = program_->teardown(d_, s, side_stream_); e != cudaSuccess) {
+          faulted_ = true;
+          fault_ = cudaGetErrorString(static_cast<cudaError_t>(e));
+        }
+      }
+      cudaFree(s.roots);
+      cudaFree(s.count);
+    }
+    running_ = false;
+  }
+  const errc why = faulted_ ? errc::device_fault : errc::shutting_down;  // step 5
+  for (std::size_t i = 0; i < record_count_; ++i) {
+    host_completion& c = records_[i];
+    if (host_word(c.state).load(std::memory_order_acquire) == completion_state::done) continue;
+    c.error = static_cast<std::uint32_t>(why);
+    host_word(c.state).store(completion_state::done, std::memory_order_release);
+  }
+  if (d_ != nullptr && !faulted_) {                                     // step 6
+    std::vector<std::uint8_t> live(host_.arena_bytes / 64);
+    if (cudaMemcpy(live.data(), host_.block_live, live.size(), cudaMemcpyDeviceToHost) == cudaSuccess)
+      final_live_blocks_ = std::count(live.begin(), live.end(), std::uint8_t{1});
+  } else if (d_ == nullptr) {
+    final_live_blocks_ = 0;
+  }
+  free_memory();
+}
+
+}  // namespace weft::exec
+
+#else  // !WEFT_WITH_CUDA: weft was built without the cuda backend; nothing creates one.
+
+#include "weft/runtime.hpp"
+
+namespace weft::exec {
+device_runtime::device_runtime(const device_runtime_config&) {
+  throw weft::error(errc::backend_unavailable, "weft: built without the cuda backend");
+}
+device_runtime::~device_runtime() = default;
+errc device_runtime::submit(const device_program*, root_create_fn, const void*, std::size_t,
+                            host_completion**) noexcept {
+  return errc::backend_unavailable;
+}
+errc device_runtime::wait(host_completion*) noexcept { return errc::backend_unavailable; }
+bool device_runtime::ready(const host_completion*) const noexcept { return true; }
+void device_runtime::release(host_completion*) noexcept {}
+void device_runtime::shutdown() noexcept {}
+bool device_runtime::stopping() const noexcept { return true; }
+std::string device_runtime::fault_message() const { return {}; }
+device_stats device_runtime::stats() const noexcept { return {}; }
+std::int64_t device_runtime::live_frame_blocks() const noexcept { return 0; }
+}  // namespace weft::exec
+#endif

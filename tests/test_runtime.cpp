@@ -1,0 +1,342 @@
+// The runtime through the public API, written once for both backends.
+//
+// These tests pick their backend from WEFT_BACKEND (ctest sets host; scripts/gpu-check
+// runs the same binary with cuda on a GPU machine). Everything inside a task is
+// WEFT_HOST_DEVICE and reports its findings through the root's return value.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.hpp"
+
+namespace {
+
+weft::config agnostic(std::size_t pool_bytes = 256u << 20) {
+  weft::config c;  // kind = automatic: WEFT_BACKEND decides
+  c.frame_pool_bytes = pool_bytes;
+  return c;
+}
+
+// Full sizes on the GPU; host sizes on the host backend and under compute-sanitizer
+// (scripts/gpu-check sets WEFT_TEST_SMALL).
+bool on_gpu(weft::runtime& rt) {
+  return std::string(rt.backend_name()) == "cuda" && std::getenv("WEFT_TEST_SMALL") == nullptr;
+}
+
+WEFT_HOST_DEVICE weft::task<int> add(int a, int b) { co_return a + b; }
+
+WEFT_HOST_DEVICE weft::task<int> chain(int depth) {
+  if (depth == 0) co_return 0;
+  co_return 1 + co_await chain(depth - 1);
+}
+
+// A small integer hash: the same on both backends, so the host can check results.
+WEFT_HOST_DEVICE inline unsigned mix(unsigned x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+// Divergent work: a data-dependent number of steps, branches and yields.
+WEFT_HOST_DEVICE unsigned divergent_reference(unsigned seed) {
+  unsigned acc = seed, steps = 1 + mix(seed) % 37;
+  for (unsigned i = 0; i < steps; ++i) acc = (mix(acc + i) & 1) ? acc * 3 + i : (acc >> 1) ^ i;
+  return acc;
+}
+WEFT_HOST_DEVICE weft::task<unsigned> divergent_task(unsigned seed) {
+  unsigned acc = seed, steps = 1 + mix(seed) % 37;
+  for (unsigned i = 0; i < steps; ++i) {
+    if (mix(acc + i) & 1) {
+      acc = acc * 3 + i;
+      co_await weft::yield();
+    } else {
+      acc = (acc >> 1) ^ i;
+      if (i % 3 == 0) acc += co_await add(0, 0);
+    }
+  }
+  co_return acc;
+}
+
+WEFT_HOST_DEVICE weft::task<unsigned> yielder(unsigned id, int yields) {
+  unsigned acc = id;
+  for (int i = 0; i < yields; ++i) {
+    acc = acc * 31 + static_cast<unsigned>(i);
+    co_await weft::yield();
+  }
+  co_return acc;
+}
+WEFT_HOST_DEVICE unsigned yielder_reference(unsigned id, int yields) {
+  unsigned acc = id;
+  for (int i = 0; i < yields; ++i) acc = acc * 31 + static_cast<unsigned>(i);
+  return acc;
+}
+
+// Spawns tasks [lo, hi) as a tree (so spawning itself runs in parallel) and sums them.
+WEFT_HOST_DEVICE weft::task<unsigned> spawn_tree(unsigned lo, unsigned hi, int yields) {
+  if (hi - lo <= 16) {
+    weft::join_handle<unsigned> hs[16];
+    for (unsigned i = lo; i < hi; ++i) hs[i - lo] = weft::spawn(yielder(i, yields));
+    unsigned sum = 0;
+    for (unsigned i = lo; i < hi; ++i) sum += co_await std::move(hs[i - lo]);
+    co_return sum;
+  }
+  const unsigned mid = lo + (hi - lo) / 2;
+  auto left = weft::spawn(spawn_tree(lo, mid, yields));
+  unsigned right = co_await spawn_tree(mid, hi, yields);
+  co_return right + co_await std::move(left);
+}
+
+WEFT_HOST_DEVICE weft::task<void> wait_and_bump(weft::event& ev, int& out) {
+  co_await ev.wait();
+  out += 1;
+}
+
+// Waits for `go`, marks itself done, and sets `all_done` when it is the last one.
+WEFT_HOST_DEVICE weft::task<void> bump_then_count_down(weft::event& go, int& out, int& pending, weft::event& all_done) {
+  co_await go.wait();
+  out += 1;
+  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
+}
+
+// Two tasks hand a token back and forth `rounds` times through a pair of events.
+WEFT_HOST_DEVICE weft::task<int> pinger(weft::event* evs, int rounds, int side) {
+  int seen = 0;
+  for (int r = 0; r < rounds; ++r) {
+    weft::event& mine = evs[2 * r + side];
+    weft::event& theirs = evs[2 * r + 1 - side];
+    if (side == 0) {
+      theirs.set();
+      co_await mine.wait();
+    } else {
+      co_await mine.wait();
+      theirs.set();
+    }
+    ++seen;
+  }
+  co_return seen;
+}
+
+// A chain `depth` frames deep whose innermost frame waits on ev.
+WEFT_HOST_DEVICE weft::task<int> parked_at_depth(weft::event& ev, int depth) {
+  if (depth == 0) {
+    co_await ev.wait();
+    co_return 0;
+  }
+  co_return 1 + co_await parked_at_depth(ev, depth - 1);
+}
+
+}  // namespace
+
+TEST_CASE("block_on runs the README example on the selected backend", "[runtime]") {
+  weft::runtime rt(agnostic());
+  auto root = [] WEFT_HOST_DEVICE(int n) -> weft::task<int> {
+    int x = co_await add(1, 2);
+    weft::join_handle<int> h = weft::spawn(add(3, n));
+    co_await weft::yield();
+    int y = co_await std::move(h);
+    co_return x + y;
+  };
+  REQUIRE(rt.block_on(root, 39) == 45);
+  const char* env = std::getenv("WEFT_BACKEND");
+  if (env != nullptr) REQUIRE(std::string(rt.backend_name()) == env);
+}
+
+TEST_CASE("tasks spawned as a tree all run, yield and join with the right values", "[runtime][stress]") {
+  weft::runtime rt(agnostic(1u << 30));
+  const unsigned n = on_gpu(rt) ? 1000000u : 20000u;
+  const int yields = 8;
+  const unsigned got = rt.block_on([] WEFT_HOST_DEVICE(unsigned n, int y) { return spawn_tree(0, n, y); }, n, yields);
+  unsigned want = 0;
+  for (unsigned i = 0; i < n; ++i) want += yielder_reference(i, yields);
+  REQUIRE(got == want);
+}
+
+TEST_CASE("random divergence inside tasks gives the host reference's answers", "[runtime][stress]") {
+  weft::runtime rt(agnostic());
+  const unsigned n = on_gpu(rt) ? 100000u : 5000u;
+  auto root = [] WEFT_HOST_DEVICE(unsigned n) -> weft::task<unsigned> {
+    unsigned wrong = 0;
+    for (unsigned base = 0; base < n; base += 256) {
+      weft::join_handle<unsigned> hs[256];
+      const unsigned k = n - base < 256 ? n - base : 256;
+      for (unsigned i = 0; i < k; ++i) hs[i] = weft::spawn(divergent_task(base + i));
+      for (unsigned i = 0; i < k; ++i) wrong += (co_await std::move(hs[i])) != divergent_reference(base + i);
+    }
+    co_return wrong;
+  };
+  REQUIRE(rt.block_on(root, n) == 0u);
+}
+
+TEST_CASE("deep await chains complete in many concurrent tasks", "[runtime][stress]") {
+  weft::runtime rt(agnostic(1u << 30));
+  const int depth = 10000, tasks = on_gpu(rt) ? 64 : 8;
+  auto root = [] WEFT_HOST_DEVICE(int depth, int tasks) -> weft::task<long long> {
+    weft::join_handle<int> hs[256];
+    for (int i = 0; i < tasks; ++i) hs[i] = weft::spawn(chain(depth + i));
+    long long sum = 0;
+    for (int i = 0; i < tasks; ++i) sum += co_await std::move(hs[i]);
+    co_return sum;
+  };
+  long long want = 0;
+  for (int i = 0; i < tasks; ++i) want += depth + i;
+  REQUIRE(rt.block_on(root, depth, tasks) == want);
+}
+
+TEST_CASE("every task blocks on an event and is woken exactly once", "[runtime][stress]") {
+  weft::runtime rt(agnostic());
+  const int waiters = on_gpu(rt) ? 4096 : 256;
+  auto root = [] WEFT_HOST_DEVICE(int n) -> weft::task<int> {
+    weft::event ev;
+    int bumps[4096] = {};
+    weft::join_handle<void> hs[4096];
+    for (int i = 0; i < n; ++i) hs[i] = weft::spawn(wait_and_bump(ev, bumps[i]));
+    co_await weft::yield();
+    ev.set();
+    for (int i = 0; i < n; ++i) co_await std::move(hs[i]);
+    int total = 0;
+    for (int i = 0; i < n; ++i) total += bumps[i] == 1;
+    co_return total;
+  };
+  REQUIRE(rt.block_on(root, waiters) == waiters);
+}
+
+TEST_CASE("two tasks hand a token back and forth through events", "[runtime]") {
+  weft::runtime rt(agnostic());
+  const int rounds = 2000;
+  auto root = [] WEFT_HOST_DEVICE(int rounds) -> weft::task<int> {
+    weft::event evs[2 * 2000];
+    auto a = weft::spawn(pinger(evs, rounds, 0));
+    auto b = weft::spawn(pinger(evs, rounds, 1));
+    const int x = co_await std::move(a);
+    const int y = co_await std::move(b);
+    co_return x + y;
+  };
+  REQUIRE(rt.block_on(root, rounds) == 2 * rounds);
+}
+
+TEST_CASE("the host keeps submitting roots while the runtime runs", "[runtime]") {
+  weft::runtime rt(agnostic());
+  auto root = [] WEFT_HOST_DEVICE(int i) -> weft::task<int> {
+    co_await weft::yield();
+    co_return co_await add(i, i);
+  };
+  std::vector<weft::host_handle<int>> hs;
+  for (int i = 0; i < 200; ++i) hs.push_back(rt.spawn(root, i));
+  long long sum = 0;
+  for (auto& h : hs) sum += h.get();
+  REQUIRE(sum == 2LL * (199 * 200 / 2));
+  auto again = rt.spawn(root, 5);
+  REQUIRE(again.get() == 10);
+  REQUIRE(again.try_get().error() == weft::errc::already_taken);
+}
+
+TEST_CASE("a spawn storm on a tiny frame pool gives out_of_memory to the spawner; the rest completes",
+          "[runtime][stress]") {
+  weft::runtime rt(agnostic(1u << 20));  // 1 MiB of frames: a few thousand tasks
+  struct outcome {
+    int started, refused, other, finished;
+  };
+  auto root = [] WEFT_HOST_DEVICE(int n) -> weft::task<outcome> {
+    weft::event go, all_done;
+    int done[20000] = {};
+    int pending = 1;  // the root's own count, dropped after the loop
+    outcome o{0, 0, 0, 0};
+    for (int i = 0; i < n; ++i) {
+      weft::detail::device_atomic<int>(pending).fetch_add(1);
+      weft::join_handle<void> h = weft::spawn(bump_then_count_down(go, done[i], pending, all_done));
+      if (h) ++o.started;
+      else {
+        weft::detail::device_atomic<int>(pending).fetch_sub(1);
+        if (h.error() == weft::errc::out_of_memory) ++o.refused;
+        else ++o.other;
+      }
+      // dropping h detaches the task; it waits for `go`
+    }
+    go.set();
+    if (weft::detail::device_atomic<int>(pending).fetch_sub(1) != 1) co_await all_done.wait();
+    for (int i = 0; i < n; ++i) o.finished += done[i];
+    co_return o;
+  };
+  const outcome o = rt.block_on(root, 20000);
+  REQUIRE(o.refused > 0);
+  REQUIRE(o.other == 0);
+  REQUIRE(o.started + o.refused == 20000);
+  REQUIRE(o.finished == o.started);
+}
+
+TEST_CASE("block_on on a runtime that is shutting down reports shutting_down", "[runtime]") {
+  weft::runtime rt(agnostic());
+  auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };
+  REQUIRE(rt.block_on(root) == 1);
+  rt.shutdown();
+  auto r = rt.try_block_on(root);
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::shutting_down);
+  REQUIRE_THROWS_AS(rt.block_on(root), weft::error);
+}
+
+TEST_CASE("destroying the runtime with tasks still suspended destroys every frame, without a hang", "[runtime]") {
+  weft::runtime rt(agnostic());
+  // The root parks forever on an event nobody sets, with children parked deep inside
+  // chains and detached tasks parked beside them.
+  auto root = [] WEFT_HOST_DEVICE(int depth) -> weft::task<int> {
+    weft::event never;
+    for (int i = 0; i < 64; ++i) weft::spawn(parked_at_depth(never, i)).detach();
+    co_return co_await parked_at_depth(never, depth);
+  };
+  auto h = rt.spawn(root, 5000);
+  for (int i = 0; i < 200 && rt.live_tasks() < 65; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE_FALSE(h.is_ready());
+  rt.shutdown();
+  auto r = h.try_get();
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
+
+#if WEFT_CUDA_COMPILE
+// Faults poison the CUDA context of the whole process, so these are hidden ([.]) and
+// scripts/gpu-check runs each in a process of its own.
+namespace {
+weft::config cuda_only() {
+  weft::config c;
+  c.kind = weft::backend::cuda;
+  return c;
+}
+WEFT_HOST_DEVICE weft::task<int> fault_after_yield(int how) {
+  co_await weft::yield();
+#if WEFT_DEVICE_PASS
+  if (how == 0) __trap();
+  if (how == 1) *reinterpret_cast<volatile int*>(static_cast<unsigned long long>(how) * 8) = 1;
+#endif
+  co_return how;
+}
+void expect_device_fault(int how) {
+  weft::runtime rt(cuda_only());
+  auto root = [] WEFT_HOST_DEVICE(int how) -> weft::task<int> { co_return co_await fault_after_yield(how); };
+  try {
+    rt.block_on(root, how);
+    FAIL("block_on returned after the device faulted");
+  } catch (const weft::error& e) {
+    REQUIRE(e.code() == weft::errc::device_fault);
+    INFO(e.what());
+    REQUIRE(std::string(e.what()).find("faulted") != std::string::npos);
+  }
+  auto again = rt.try_block_on(root, 5);
+  REQUIRE(again.error() == weft::errc::device_fault);
+}
+}  // namespace
+
+TEST_CASE("a task that traps reports device_fault to the host and does not hang", "[runtime][fault][.]") {
+  expect_device_fault(0);
+}
+
+TEST_CASE("a task that writes to an illegal address reports device_fault and does not hang", "[runtime][fault][.]") {
+  expect_device_fault(1);
+}
+#endif
