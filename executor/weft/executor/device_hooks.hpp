@@ -11,6 +11,7 @@
 // detail::run_inline (await chains and yields; no wake-ups).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
@@ -35,6 +36,17 @@ __device__ inline void device_destroy_root(task_header* t) noexcept { coro_handl
 __device__ inline void device_notify_host_waiters(void*) noexcept {
   contract_violation("host waiter on the device without a device executor");
 }
+
+// The GPU's global nanosecond timer (%globaltimer; its resolution is about 1 us on
+// recent GPUs, coarser on some older ones).
+__device__ inline std::uint64_t device_now_ns() noexcept {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// No device timer yet: sleep_for sees false and fails the sleeping task with
+// errc::backend_unavailable instead of parking it. The device executor replaces this.
+__device__ inline bool device_schedule_at(task_header*, std::uint64_t) noexcept { return false; }
 
 __device__ inline void* device_frame_allocate(std::size_t n) noexcept {
   exec::size_class_pool* p = exec::g_device_frame_pool;
