@@ -1,6 +1,7 @@
 // weft/weft.hpp - the umbrella header: everything a weft program uses.
 #pragma once
 #include "weft/config.hpp"
+#include "weft/channel.hpp"
 #include "weft/errc.hpp"
 #include "weft/event.hpp"
 #include "weft/frame_allocator.hpp"
