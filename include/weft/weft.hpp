@@ -13,3 +13,4 @@
 #include "weft/spawn.hpp"
 #include "weft/task.hpp"
 #include "weft/when_all.hpp"
+#include "weft/when_any.hpp"
