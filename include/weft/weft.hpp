@@ -10,6 +10,7 @@
 #include "weft/run_inline.hpp"
 #include "weft/runtime.hpp"
 #include "weft/semaphore.hpp"
+#include "weft/sleep.hpp"
 #include "weft/spawn.hpp"
 #include "weft/task.hpp"
 #include "weft/when_all.hpp"
