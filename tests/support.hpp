@@ -52,4 +52,28 @@ inline weft::config host_config(unsigned workers = 2) {
   return c;
 }
 
+// A configuration for backend-agnostic tests: WEFT_BACKEND picks the backend (ctest
+// sets host); `workers` applies to the host backend.
+inline weft::config any_backend_config(unsigned workers = 4) {
+  weft::config c;
+  c.kind = weft::backend::automatic;
+  c.workers = workers;
+  return c;
+}
+
+// Atomic access to plain ints that tasks share (a task's frame outlives its children);
+// usable on both backends, unlike std::atomic.
+WEFT_HOST_DEVICE inline int atomic_add(int& x, int v) noexcept {
+  return weft::detail::device_atomic<int>(x).fetch_add(v, weft::detail::mo_acq_rel);
+}
+WEFT_HOST_DEVICE inline int atomic_load(int& x) noexcept {
+  return weft::detail::device_atomic<int>(x).load(weft::detail::mo_acquire);
+}
+WEFT_HOST_DEVICE inline void atomic_max(int& x, int v) noexcept {
+  weft::detail::device_atomic<int> a(x);
+  int cur = a.load(weft::detail::mo_relaxed);
+  while (cur < v && !a.compare_exchange_weak(cur, v, weft::detail::mo_acq_rel, weft::detail::mo_relaxed)) {
+  }
+}
+
 }  // namespace weft_test
