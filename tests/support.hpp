@@ -76,4 +76,11 @@ WEFT_HOST_DEVICE inline void atomic_max(int& x, int v) noexcept {
   }
 }
 
+// An error (or success, 0) of a result as an int that a task can return to the host.
+template <class R>
+WEFT_HOST_DEVICE int code_of(const R& r) {
+  return r ? 0 : static_cast<int>(r.error());
+}
+WEFT_HOST_DEVICE constexpr int code(weft::errc e) { return static_cast<int>(e); }
+
 }  // namespace weft_test
