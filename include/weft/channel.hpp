@@ -210,6 +210,18 @@ class channel {
     if (n != nullptr) detail::wake(n->task);  // task read before the wake frees the node
   }
 
+  // Fails a chain of nodes taken from a list with errc::closed. Each node is ours
+  // until its wake, so `next` is read before it.
+  template <class Node>
+  WEFT_HOST_DEVICE static void close_all(Node* n) noexcept {
+    while (n != nullptr) {
+      Node* next = n->next;
+      n->status = errc::closed;
+      wake_node(n);
+      n = next;
+    }
+  }
+
   T* buf_;
   std::uint32_t cap_;
   std::uint32_t head_ = 0;
@@ -302,18 +314,8 @@ WEFT_HOST_DEVICE void channel<T>::close() noexcept {
   recv_awaiter* r = receivers_.take_all();
   lock_.unlock();
   if (was_closed) return;
-  while (s != nullptr) {  // each node is ours until its wake
-    send_awaiter* next = s->next;
-    s->status = errc::closed;
-    wake_node(s);
-    s = next;
-  }
-  while (r != nullptr) {
-    recv_awaiter* next = r->next;
-    r->status = errc::closed;
-    wake_node(r);
-    r = next;
-  }
+  close_all(s);
+  close_all(r);
 }
 
 }  // namespace weft
