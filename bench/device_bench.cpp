@@ -119,7 +119,7 @@ WEFT_HOST_DEVICE weft::task<unsigned> spawn_tree(unsigned lo, unsigned hi, int y
 void BM_yield_many(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const unsigned tasks = static_cast<unsigned>(st.range(0));
-  const int yields = 64;
+  const int yields = static_cast<int>(st.range(1));  // 0: spawn and join only (the overhead)
   unsigned want = 0;
   for (unsigned i = 0; i < tasks; ++i) want += yielder_reference(i, yields);
   rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
@@ -239,6 +239,8 @@ void BM_ping_pong(benchmark::State& st) {
   unsigned long long* lat = g_buf.pp_lat;
   std::vector<unsigned long long> host(2 * rounds), all;
   auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  const auto before = rt.device()->stats();
   for (auto _ : st) {
     int got = 0;
     st.SetIterationTime(seconds_of([&] {
@@ -255,6 +257,7 @@ void BM_ping_pong(benchmark::State& st) {
   st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
   st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
+  report_scheduler(st, before, rt.device()->stats());
 }
 
 // ------------------------------------------------------------------ idle cost
@@ -371,7 +374,7 @@ void BM_suspended_per_GiB(benchmark::State& st) {
 // before the shared runtime (which holds every warp slot) starts.
 BENCHMARK(BM_idle_cost)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_suspended_per_GiB)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_yield_many)->Arg(1 << 20)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_yield_many)->Args({1 << 20, 64})->Args({1 << 20, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_spawn_many)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ping_pong)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 

@@ -1,6 +1,8 @@
 // The host backend's executor: see weft/executor/host_executor.hpp for the design.
 #include "weft/executor/host_executor.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <new>
 
@@ -324,6 +326,67 @@ bool host_executor::wait_completed(task_header* t) noexcept {
   return (st.load(detail::mo_acquire) & detail::task_state::completed) != 0;
 }
 
+// ---------------------------------------------------------------- timers
+namespace {
+bool later(const host_executor::timer_entry& a, const host_executor::timer_entry& b) noexcept {
+  return a.deadline != b.deadline ? a.deadline > b.deadline : a.seq > b.seq;
+}
+}  // namespace
+
+bool host_executor::schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
+  std::lock_guard lk(timer_m_);
+  if (timer_stop_) return true;  // stopping: it stays parked and shutdown destroys it (step 5)
+  if (!timer_thread_.joinable()) timer_thread_ = std::thread([this] { timer_main(); });
+  timers_.push_back({deadline_ns, timer_seq_++, t});
+  std::push_heap(timers_.begin(), timers_.end(), later);
+  if (timers_.front().task == t) timer_cv_.notify_one();  // a new earliest deadline
+  return true;
+}
+
+void host_executor::timer_main() {
+  std::unique_lock lk(timer_m_);
+  while (!timer_stop_) {
+    if (timers_.empty()) {
+      timer_cv_.wait(lk);
+      continue;
+    }
+    const std::uint64_t now = detail::host_now_ns();
+    const std::uint64_t first = timers_.front().deadline;
+    if (first > now) {  // sleep until the earliest deadline (capped: deadlines may be huge)
+      const std::uint64_t cap = std::uint64_t{3600} * 1'000'000'000u;
+      timer_cv_.wait_for(lk, std::chrono::nanoseconds(std::min(first - now, cap)));
+      continue;
+    }
+    // Pop every due entry in deadline order, chained through `link` (free while parked).
+    task_header* head = nullptr;
+    task_header** tail = &head;
+    while (!timers_.empty() && timers_.front().deadline <= now) {
+      std::pop_heap(timers_.begin(), timers_.end(), later);
+      *tail = timers_.back().task;
+      tail = &timers_.back().task->link;
+      timers_.pop_back();
+    }
+    *tail = nullptr;
+    lk.unlock();
+    while (head) {
+      task_header* next = head->link;  // read before the wake may reuse `link`
+      detail::wake(head);
+      head = next;
+    }
+    lk.lock();
+  }
+}
+
+void host_executor::stop_timer() noexcept {
+  {
+    std::lock_guard lk(timer_m_);
+    timer_stop_ = true;
+  }
+  timer_cv_.notify_all();
+  if (timer_thread_.joinable()) timer_thread_.join();
+  timers_.clear();  // the sleeping tasks are in the registry: step 5 destroys them
+}
+
 std::int64_t host_executor::live_frame_blocks() const noexcept {
   return pool_ ? pool_->pool().outstanding_blocks() : -1;
 }
@@ -336,8 +399,9 @@ void host_executor::shutdown() noexcept {
     park_cv_.notify_all();
   }
   notify_host_waiters();
-  for (auto& w : workers_)  // 3. join; one thread owns everything from here
+  for (auto& w : workers_)  // 3. join the workers, then the timer; one thread owns everything from here
     if (w->thread.joinable()) w->thread.join();
+  stop_timer();
   // 4. the queues are forgotten: every queued task is also in the registry.
   // 5. destroy every root that has not completed; completed roots go with their handles.
   while (task_header* t = registry_.take_incomplete()) destroy_frame_tree(detail::frame_of(t));
@@ -359,5 +423,14 @@ errc host_submit_root(void* sched, task_header* t) noexcept {
 void host_schedule(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->schedule(t); }
 void host_destroy_root(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->destroy_root(t); }
 void host_notify_host_waiters(void* sched) noexcept { static_cast<exec::host_executor*>(sched)->notify_host_waiters(); }
+std::uint64_t host_now_ns() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+// A task driven without an executor (run_inline) has no scheduler: no timer there.
+bool host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
+  return t->sched != nullptr && static_cast<exec::host_executor*>(t->sched)->schedule_at(t, deadline_ns);
+}
 
 }  // namespace weft::detail

@@ -143,6 +143,9 @@ void device_runtime::allocate_memory() {
   h.shards = static_cast<frame_shard*>(dev(h.num_shards * sizeof(frame_shard)));
   h.block_class = static_cast<std::uint8_t*>(dev(arena / 64));
   h.block_live = static_cast<std::uint8_t*>(dev(arena / 64));
+  h.timers = static_cast<timer_entry*>(dev(std::size_t{cfg_.timer_capacity} * sizeof(timer_entry)));
+  h.timer_capacity = cfg_.timer_capacity;
+  h.timer_next = ~std::uint64_t{0};
   h.control = control_;  // unified addressing: the mapped pointer is the same on the device
 
   auto* slots = static_cast<detail::task_header**>(dev(std::size_t{workers} * cap * sizeof(void*)));
@@ -327,7 +330,7 @@ void device_runtime::shutdown() noexcept {
   if (d_ != nullptr && !faulted_) {                                     // step 6
     std::vector<std::uint8_t> live(host_.arena_bytes / 64);
     if (cudaMemcpy(live.data(), host_.block_live, live.size(), cudaMemcpyDeviceToHost) == cudaSuccess)
-      final_live_blocks_ = std::count(live.begin(), live.end(), std::uint8_t{1});
+      final_live_blocks_ = static_cast<std::int64_t>(live.size()) - std::count(live.begin(), live.end(), std::uint8_t{0});
   } else if (d_ == nullptr) {
     final_live_blocks_ = 0;
   }

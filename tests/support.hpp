@@ -1,6 +1,8 @@
 // Helpers shared by the tests.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <string>
 
@@ -45,11 +47,57 @@ inline weft::task<int> wait_at_depth(weft::event& ev, int depth) {
   co_return co_await wait_at_depth(ev, depth - 1);
 }
 
+// Waits up to `limit` for the runtime's live root count to reach zero; returns it.
+// (Detached tasks finish after block_on returns; on the cuda backend the count is
+// read from the GPU, so this polls with a time bound, not an iteration count.)
+inline std::size_t wait_for_no_live_tasks(weft::runtime& rt, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::size_t n = rt.live_tasks();
+  while (n != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = rt.live_tasks();
+  }
+  return n;
+}
+
 inline weft::config host_config(unsigned workers = 2) {
   weft::config c;
   c.kind = weft::backend::host;
   c.workers = workers;
   return c;
 }
+
+// A configuration for backend-agnostic tests: WEFT_BACKEND picks the backend (ctest
+// sets host); `workers` applies to the host backend.
+// WEFT_TEST_WORKERS overrides the worker count (host threads, or warps on the GPU).
+inline weft::config any_backend_config(unsigned workers = 4) {
+  weft::config c;
+  c.kind = weft::backend::automatic;
+  c.workers = workers;
+  if (const char* w = std::getenv("WEFT_TEST_WORKERS")) c.workers = static_cast<unsigned>(std::atoi(w));
+  return c;
+}
+
+// Atomic access to plain ints that tasks share (a task's frame outlives its children);
+// usable on both backends, unlike std::atomic.
+WEFT_HOST_DEVICE inline int atomic_add(int& x, int v) noexcept {
+  return weft::detail::device_atomic<int>(x).fetch_add(v, weft::detail::mo_acq_rel);
+}
+WEFT_HOST_DEVICE inline int atomic_load(int& x) noexcept {
+  return weft::detail::device_atomic<int>(x).load(weft::detail::mo_acquire);
+}
+WEFT_HOST_DEVICE inline void atomic_max(int& x, int v) noexcept {
+  weft::detail::device_atomic<int> a(x);
+  int cur = a.load(weft::detail::mo_relaxed);
+  while (cur < v && !a.compare_exchange_weak(cur, v, weft::detail::mo_acq_rel, weft::detail::mo_relaxed)) {
+  }
+}
+
+// An error (or success, 0) of a result as an int that a task can return to the host.
+template <class R>
+WEFT_HOST_DEVICE int code_of(const R& r) {
+  return r ? 0 : static_cast<int>(r.error());
+}
+WEFT_HOST_DEVICE constexpr int code(weft::errc e) { return static_cast<int>(e); }
 
 }  // namespace weft_test

@@ -41,7 +41,8 @@ TEST_CASE("every error code has a distinct message", "[result]") {
   using weft::errc;
   const errc all[] = {errc::out_of_memory,       errc::queue_full,       errc::shutting_down,
                       errc::no_runtime,          errc::backend_unavailable, errc::invalid_argument,
-                      errc::already_taken,       errc::would_block};
+                      errc::already_taken,       errc::would_block,
+                      errc::closed,             errc::device_fault};
   for (errc a : all) {
     REQUIRE(std::string(weft::to_string(a)) != "unknown weft error");
     for (errc b : all)

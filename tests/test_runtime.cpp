@@ -16,6 +16,7 @@ namespace {
 weft::config agnostic(std::size_t pool_bytes = 256u << 20) {
   weft::config c;  // kind = automatic: WEFT_BACKEND decides
   c.frame_pool_bytes = pool_bytes;
+  if (std::getenv("WEFT_TEST_SMALL") != nullptr) c.workers = 64;  // compute-sanitizer runs
   return c;
 }
 

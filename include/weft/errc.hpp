@@ -17,7 +17,9 @@ enum class errc : std::uint32_t {
   backend_unavailable = 5,// the requested backend cannot run here (no GPU, not built)
   invalid_argument = 6,   // a malformed request
   already_taken = 7,      // a one-shot value (join result) was already consumed
-  would_block = 8,        // the task waited for something nothing could signal (run_inline)
+  would_block = 8,        // the operation would have to wait: run_inline's task parked with
+                          // nothing to wake it, or a try_ operation found nothing ready
+  closed = 9,             // the channel was closed (send), or closed and drained (recv)
   device_fault = 10,      // the GPU kernel faulted (a trap, an illegal address): the runtime is dead
 };
 
@@ -31,7 +33,8 @@ WEFT_HOST_DEVICE constexpr const char* to_string(errc e) noexcept {
     case errc::backend_unavailable: return "backend unavailable";
     case errc::invalid_argument: return "invalid argument";
     case errc::already_taken: return "result already taken";
-    case errc::would_block: return "task blocked with no scheduler to wake it";
+    case errc::would_block: return "operation would block (nothing ready, or no scheduler to wake the task)";
+    case errc::closed: return "channel closed";
     case errc::device_fault: return "the GPU kernel faulted";
   }
   return "unknown weft error";

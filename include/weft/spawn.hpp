@@ -37,7 +37,9 @@ struct join_awaiter {
     task_header* me = promise_of(h.address()).root;
     root->joiner = me;  // published by the CAS below
     auto st = state_of(root);
-    std::uint32_t s = st.load(mo_relaxed);
+    // ACQUIRE: if the task completed since await_ready, no CAS below runs, and this
+    // load is what makes its writes visible to the joiner.
+    std::uint32_t s = st.load(mo_acquire);
     const std::uint32_t bits = task_state::awaiter | (Catches ? task_state::awaiter_catches : 0u);
     while (!(s & task_state::completed)) {
       if (st.compare_exchange_weak(s, s | bits, mo_acq_rel, mo_acquire)) {

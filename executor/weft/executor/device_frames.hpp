@@ -12,11 +12,12 @@
 //                 a load and a store. (Lanes of one warp run different tasks, diverged,
 //                 so a cache shared by the warp would need atomics on every call.)
 //   side tables   block_class (class + 1 at each block's first 64-byte granule, written
-//                 once when carved) and block_live (1 while the block holds a frame).
-//                 Shutdown scans them to find every frame still alive (device_worker.hpp).
+//                 once when carved) and block_live (1 while the block holds a coroutine
+//                 frame, 2 while it holds another object: a channel's buffer, when_any's
+//                 shared state). Shutdown scans them to find every frame still alive.
 // Invariants
 //   * A block is in exactly one place: a shard's free list, one lane cache, or a live
-//     frame (block_live == 1 exactly in the last case).
+//     frame or object (block_live != 0 exactly in the last case).
 //   * `carved` only grows and never passes arena_bytes.
 //   * Exhaustion returns nullptr after the own shard, carving and every other shard
 //     came up empty; the task sees errc::out_of_memory. No device malloc anywhere.
@@ -44,7 +45,10 @@ class device_frames {
   WEFT_HOST_DEVICE explicit device_frames(device_sched& d) noexcept : d_(d) {}
 
   // cache may be null (outside a worker lane: teardown).
-  WEFT_HOST_DEVICE void* allocate(std::size_t n, lane_cache* cache, unsigned shard) noexcept {
+  static constexpr std::uint8_t live_frame = 1, live_object = 2;
+
+  WEFT_HOST_DEVICE void* allocate(std::size_t n, lane_cache* cache, unsigned shard,
+                                  std::uint8_t mark = live_frame) noexcept {
     const int c = size_class_pool::class_of(n);
     if (c < 0) return nullptr;
     void* b = nullptr;
@@ -55,7 +59,7 @@ class device_frames {
     } else {
       take(static_cast<unsigned>(c), &b, 1, shard);
     }
-    if (b != nullptr) d_.block_live[index_of(b)] = 1;
+    if (b != nullptr) d_.block_live[index_of(b)] = mark;
     return b;
   }
 

@@ -13,12 +13,14 @@
 // size_class_pool and spawn() reports errc::no_runtime.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 #include "weft/executor/device_frames.hpp"
 #include "weft/executor/device_layout.hpp"
 #include "weft/executor/device_queues.hpp"
+#include "weft/executor/device_timers.hpp"
 #include "weft/executor/frame_pool.hpp"
 
 #if WEFT_CUDA_COMPILE
@@ -126,11 +128,23 @@ __device__ inline void device_notify_host_waiters(void*) noexcept {
   contract_violation("HOST_WAITER set on the device");
 }
 
-__device__ inline void* device_frame_allocate(std::size_t n) noexcept {
+// The GPU's global nanosecond timer (%globaltimer; its resolution is about 1 us on
+// recent GPUs, coarser on some older ones).
+__device__ inline std::uint64_t device_now_ns() noexcept { return exec::globaltimer_ns(); }
+
+// Registers a parked task with the executor's timer heap (device_timers.hpp). False
+// outside the executor (run_inline kernels) or when the heap is full.
+__device__ inline bool device_schedule_at(task_header* t, std::uint64_t deadline) noexcept {
+  auto* d = static_cast<exec::device_sched*>(t->sched);
+  if (d == nullptr || exec::g_device_sched == nullptr) return false;
+  return exec::device_timers(*d).add(t, deadline);
+}
+
+__device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark = exec::device_frames::live_frame) noexcept {
   if (exec::device_sched* d = exec::g_device_sched) {
     const exec::lane_ids id = exec::current_lane_ids();
     exec::lane_cache* c = d->tearing_down ? nullptr : &d->caches[id.global_lane];
-    return exec::device_frames(*d).allocate(n, c, id.worker);
+    return exec::device_frames(*d).allocate(n, c, id.worker, mark);
   }
   exec::size_class_pool* p = exec::g_device_frame_pool;
   return p ? p->allocate(n) : nullptr;

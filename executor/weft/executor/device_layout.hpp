@@ -119,8 +119,15 @@ inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks 
 // warp). Lives in shared memory (device_hooks.hpp): only the warp itself touches it.
 struct staging_area {
   std::uint32_t count;
+  std::uint32_t ring_empty;  // 1: the ring is surely empty (only the owner pushes, so
+                             // emptiness seen by the owner lasts until its next push)
   detail::task_header* slots[staging_capacity];
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)
+};
+
+struct timer_entry {
+  std::uint64_t deadline;
+  detail::task_header* task;
 };
 
 // A worker: one warp.
@@ -155,6 +162,12 @@ struct device_sched {
   std::uint32_t num_shards;
   std::uint8_t* block_class;  // class + 1 at each carved block's first granule
   std::uint8_t* block_live;   // 1 while the block holds a frame
+  // timers (device_timers.hpp): a min-heap under a spin lock
+  timer_entry* timers;
+  std::uint32_t timer_capacity;
+  std::uint32_t timer_count;
+  std::uint32_t timer_lock;
+  std::uint64_t timer_next;   // earliest deadline, ~0 when none
   // teardown (one thread, after the workers ended): no lane caches, lane 0's destroy list
   std::uint32_t tearing_down;
   // host link (mapped pinned memory)

@@ -79,9 +79,12 @@ namespace {  // one copy per translation unit (see the top of this file)
 template <class T, class F, class... Args>
 __device__ root_create_fn g_create = &create_root<T, F, Args...>;
 
-__global__ void weft_worker_kernel(device_sched* d) {
+__global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, 5) weft_worker_kernel(device_sched* d) {
   if (threadIdx.x == 0) g_device_sched = d;  // this module's copy; same value from every block
-  if (threadIdx.x % WEFT_WARP_SIZE == 0) staging_of_this_warp().count = 0;
+  if (threadIdx.x % WEFT_WARP_SIZE == 0) {
+    staging_of_this_warp().count = 0;
+    staging_of_this_warp().ring_empty = 0;  // unknown: look
+  }
   __syncthreads();
   const lane_ids id = current_lane_ids();
   worker_loop(*d, id.worker, id.lane);
@@ -93,7 +96,7 @@ __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, s
   const std::uint64_t granules = d->carved / device_frames::granule;
   for (std::uint64_t g = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; g < granules;
        g += std::uint64_t{gridDim.x} * blockDim.x) {
-    if (d->block_class[g] == 0 || d->block_live[g] == 0) continue;
+    if (d->block_class[g] == 0 || d->block_live[g] != device_frames::live_frame) continue;
     detail::promise_base& p = detail::promise_of(d->arena + g * device_frames::granule);
     if (p.root != &p || (p.state & detail::task_state::completed)) continue;
     const std::uint32_t i = atomicAdd(count, 1u);

@@ -74,6 +74,7 @@ struct device_runtime_config {
   std::uint32_t local_queue_capacity = 256;
   std::uint32_t inject_capacity = 1u << 20; // all shards together
   std::uint32_t park_max_ns = 100000;
+  std::uint32_t timer_capacity = 1u << 16;  // sleeping tasks at once
 };
 
 struct device_stats {

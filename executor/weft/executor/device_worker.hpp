@@ -91,6 +91,18 @@ __device__ inline void poll_host(device_sched& d) noexcept {
 }
 
 // Grants one wake token when some warp sleeps (tokens never exceed sleepers).
+// Lane 0: wakes the sleepers whose deadlines passed (into this warp's staging area).
+// Out of line: rarely taken, and its locals would cost the kernel registers.
+__device__ inline __attribute__((noinline)) void poll_timers_slow(device_sched& d) noexcept {
+  detail::task_header* due[8];
+  const std::uint32_t n = device_timers(d).take_due(due, 8);
+  for (std::uint32_t i = 0; i < n; ++i) detail::wake(due[i]);
+}
+__device__ inline void poll_timers(device_sched& d) noexcept {
+  const std::uint64_t next = detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed);
+  if (next != ~std::uint64_t{0} && next <= globaltimer_ns()) poll_timers_slow(d);  // no clock read when idle
+}
+
 __device__ inline void notify_one(device_sched& d) noexcept {
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
   if (sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
@@ -118,9 +130,10 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
   // Every decision below must be the same in all 32 lanes (the queue operations are
   // warp-collective), so the lengths are lane 0's loads, broadcast.
   std::uint32_t ring_len = 0, inject_len = 0;
+  const bool look_inject = staged == 0 || trip % 4 == 0;  // keep the LIFO hop short
   if (c.lane == 0) {
-    ring_len = c.w.ring.size_approx();
-    inject_len = home.size_approx() != 0;
+    ring_len = c.st.ring_empty ? 0 : c.w.ring.size_approx();
+    inject_len = look_inject && home.size_approx() != 0;
   }
   ring_len = __shfl_sync(full_mask, ring_len, 0);
   inject_len = __shfl_sync(full_mask, inject_len, 0);
@@ -136,9 +149,11 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
     if (c.lane == 0) c.st.stats.injected += k;
   }
   if (n < 32 && ring_len != 0) {
-    detail::task_header* it = warp_ring::pop(c.w.ring, c.lane, 32 - n, &k);
+    const std::uint32_t want = 32 - n;
+    detail::task_header* it = warp_ring::pop(c.w.ring, c.lane, want, &k);
     mine = place(mine, it, n, k, c.lane);
     n += k;
+    if (c.lane == 0 && k < want) c.st.ring_empty = 1;  // drained (thieves only take more)
   }
   if (n < 32 && inject_len != 0) {  // fill the batch: the inject queue balances load
     detail::task_header* it = warp_inject_pop(home, c.lane, 32 - n, &k);
@@ -159,6 +174,9 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
 // Pushes each lane's non-null `it` into the warp's ring; a full ring first moves its
 // 32 oldest tasks to the inject queue (where every warp can take them).
 __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noexcept {
+  const bool any = __ballot_sync(full_mask, it != nullptr) != 0;
+  if (!any) return;
+  if (c.lane == 0) c.st.ring_empty = 0;
   for (unsigned spins = 0; !warp_ring::push(c.w.ring, c.lane, it); ++spins) {
     std::uint32_t k = 0;
     detail::task_header* old = warp_ring::pop(c.w.ring, c.lane, 32, &k);
@@ -192,7 +210,8 @@ __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::aft
       (r == detail::after_run::requeue_back || r == detail::after_run::requeue_now) ? t : nullptr;
   push_to_ring(c, back);
   flush_staging(c);
-  if (c.lane == 0 && c.w.ring.size_approx() >= 4) notify_one(c.d);  // enough to share
+  // Enough to share? Only worth a look when this batch put something in the ring.
+  if (c.lane == 0 && !c.st.ring_empty && c.w.ring.size_approx() >= 4) notify_one(c.d);
 }
 
 __device__ inline bool try_begin_search(worker_ctx& c) noexcept {
@@ -227,6 +246,7 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
     const std::uint32_t got = warp_ring::steal_half(c.w.ring, c.d.workers[victim].ring, c.lane);
     if (got != 0) {
       if (c.lane == 0) {
+        c.st.ring_empty = 0;
         c.st.stats.stolen += got;
         if (got >= 4) notify_one(c.d);  // more than one batch's share: fan out further
       }
@@ -249,7 +269,8 @@ __device__ inline bool park_lane0(worker_ctx& c) noexcept {
     if (tk != 0 && tokens.compare_exchange_strong(tk, tk - 1, detail::mo_acq_rel, detail::mo_relaxed)) woke = true;
     if (woke) break;
     if (c.id == 0) poll_host(d);
-    if (c.st.count != 0) break;  // the poller created a root here
+    poll_timers(d);
+    if (c.st.count != 0) break;  // the poller created a root or woke a sleeper here
     __nanosleep(ns);
     slept += ns;
     const std::uint32_t cap = c.id == 0 ? 20000u : d.park_max_ns;
@@ -270,7 +291,10 @@ __device__ inline bool stopping(worker_ctx& c) noexcept {
 // random rings: with thousands of warps a full scan would take longer than a park.
 inline constexpr std::uint32_t search_victims = 128;
 __device__ inline void find_work(worker_ctx& c) noexcept {
-  if (c.id == 0 && c.lane == 0) poll_host(c.d);
+  if (c.lane == 0) {
+    if (c.id == 0) poll_host(c.d);
+    poll_timers(c.d);
+  }
   if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
   if (try_begin_search(c)) {
     const bool found = steal(c, search_victims);
@@ -299,6 +323,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   worker_ctx c{d, d.workers[id], staging_of_this_warp(), id, lane};
   if (lane == 0) c.st.stats = c.w.stats;
   for (std::uint32_t trip = 1;; ++trip) {
+    if ((trip & 7) == 0 && lane == 0) poll_timers(d);
     if ((trip & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
       if ((trip & 255) == 0) publish_stats(c);

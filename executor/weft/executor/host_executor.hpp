@@ -11,6 +11,12 @@
 //     variable. A wake-up is sent only when nobody is searching, and the last searcher
 //     to find work wakes the next one, so bursts do not wake every thread.
 //   * every live root task is in a registry so that shutdown can destroy it.
+//   * sleep_for: a timer heap (min-heap on deadline, then arrival order) guarded by a
+//     mutex and serviced by one timer thread, started on the first sleep. The thread
+//     waits on a condition variable until the earliest deadline (never spins), pops
+//     every due entry and wakes those tasks outside the lock (wake only queues them).
+//     A dedicated thread rather than idle workers: a worker parked on park_cv_ would
+//     need a second wait source, and a busy worker could delay every timer.
 //
 // Lost wake-ups are excluded by a Dekker pair of sequentially consistent fences: a
 // pusher publishes its task, fences, then reads the sleeper count; a parker bumps the
@@ -20,7 +26,9 @@
 //   1. Mark the executor stopping: submit_root refuses new roots (shutting_down).
 //   2. Wake every parked worker; each leaves its loop after the task it is resuming
 //      reaches its next suspension point.
-//   3. Join the worker threads. From here on one thread owns everything.
+//   3. Join the worker threads, then stop and join the timer thread and forget its
+//      heap (every sleeping task is also in the registry). From here on one thread
+//      owns everything.
 //   4. Forget the queues: every task in them is also in the registry.
 //   5. Destroy every root that has not completed. Destroying a frame drops the join
 //      handles it holds; a completed root whose last handle goes is destroyed then.
@@ -117,6 +125,9 @@ class host_executor {
   // Blocks the calling host thread until the root completes. False if the executor
   // stopped first (the root is then destroyed by shutdown; do not touch it).
   bool wait_completed(detail::task_header* t) noexcept;
+  // Wakes `t` (parked, or RUNNING on its way to parking) at or after `deadline_ns`
+  // (steady_clock). Always true; once stopping, the task is left for shutdown to destroy.
+  bool schedule_at(detail::task_header* t, std::uint64_t deadline_ns) noexcept;
 
   weft::frame_allocator* frame_allocator() noexcept { return allocator_; }
   unsigned worker_count() const noexcept { return static_cast<unsigned>(workers_.size()); }
@@ -125,6 +136,11 @@ class host_executor {
   std::int64_t live_frame_blocks() const noexcept;
 
   struct worker;
+  struct timer_entry {
+    std::uint64_t deadline;
+    std::uint64_t seq;  // arrival order: equal deadlines wake first-come first-served
+    detail::task_header* task;
+  };
 
  private:
   void worker_main(worker& w);
@@ -140,6 +156,8 @@ class host_executor {
   bool try_begin_search() noexcept;
   void end_search(bool found) noexcept;
   worker* current_worker() const noexcept;
+  void timer_main();
+  void stop_timer() noexcept;
 
   std::unique_ptr<pool_frame_allocator> pool_;
   weft::frame_allocator* allocator_;
@@ -157,6 +175,13 @@ class host_executor {
 
   std::mutex host_m_;
   std::condition_variable host_cv_;
+
+  std::mutex timer_m_;  // guards the fields below
+  std::condition_variable timer_cv_;
+  std::vector<timer_entry> timers_;  // a min-heap (std::push_heap with a greater-than)
+  std::uint64_t timer_seq_ = 0;
+  bool timer_stop_ = false;
+  std::thread timer_thread_;  // started by the first schedule_at
 };
 
 }  // namespace weft::exec

@@ -6,6 +6,7 @@
 // calls the device executor's inline functions (executor/weft/executor/device_*.hpp).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "weft/config.hpp"
 #include "weft/detail/task_header.hpp"
@@ -22,6 +23,8 @@ void host_notify_host_waiters(void* sched) noexcept;
 void* host_frame_allocate(std::size_t n) noexcept;
 void host_frame_deallocate(void* p, std::size_t n) noexcept;
 void host_destroy_frame(void* frame) noexcept;
+std::uint64_t host_now_ns() noexcept;
+bool host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept;
 
 }  // namespace weft::detail
 
@@ -88,9 +91,41 @@ WEFT_HOST_DEVICE inline void destroy_frame(void* frame) noexcept {
 #endif
 }
 
+// The backend's monotonic clock in nanoseconds (host: steady_clock; device:
+// %globaltimer). Deadlines given to schedule_at are on this clock.
+WEFT_HOST_DEVICE inline std::uint64_t now_ns() noexcept {
+#if WEFT_DEVICE_PASS
+  return device_now_ns();
+#else
+  return host_now_ns();
+#endif
+}
+
+// Wakes `t` (detail::wake, exactly once) at or after `deadline_ns`. The caller is the
+// task itself, RUNNING on its way to parking: it has set act = park before the call,
+// so the wake may come at once (NOTIFIED covers that). Returns false when the backend
+// has no timer here (the task must then not park: sleep_for fails it instead).
+WEFT_HOST_DEVICE inline bool schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
+#if WEFT_DEVICE_PASS
+  return device_schedule_at(t, deadline_ns);
+#else
+  return host_schedule_at(t, deadline_ns);
+#endif
+}
+
 WEFT_HOST_DEVICE inline void* frame_allocate(std::size_t n) noexcept {
 #if WEFT_DEVICE_PASS
   return device_frame_allocate(n);
+#else
+  return host_frame_allocate(n);
+#endif
+}
+
+// A block from the frame pool for an object that is not a coroutine frame (a channel's
+// buffer, when_any's state): the device's shutdown scan must not take it for a frame.
+WEFT_HOST_DEVICE inline void* object_allocate(std::size_t n) noexcept {
+#if WEFT_DEVICE_PASS
+  return device_frame_allocate(n, exec::device_frames::live_object);
 #else
   return host_frame_allocate(n);
 #endif
@@ -103,5 +138,8 @@ WEFT_HOST_DEVICE inline void frame_deallocate(void* p, std::size_t n) noexcept {
   host_frame_deallocate(p, n);
 #endif
 }
+
+// Frees a block from object_allocate.
+WEFT_HOST_DEVICE inline void object_deallocate(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
 
 }  // namespace weft::detail

@@ -1,0 +1,87 @@
+// Shutdown with tasks parked on every sync primitive: host backend only (host-only
+// code in the tasks: counted instances), so this file is plain C++ in every build.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "support.hpp"
+
+using weft_test::counted;
+
+namespace {
+
+constexpr std::uint64_t ms = 1'000'000;
+
+weft::task<void> park_on_semaphore(weft::semaphore& s) {
+  counted c;
+  co_await s.acquire();
+}
+weft::task<void> park_on_mutex(weft::mutex& m) {
+  counted c;
+  co_await m.lock();
+  m.unlock();
+}
+weft::task<void> park_sending(weft::channel<counted>& ch) {
+  counted c;
+  (void)co_await ch.send(counted{});
+}
+weft::task<void> park_receiving(weft::channel<int>& ch) {
+  counted c;
+  (void)co_await ch.recv();
+}
+weft::task<void> park_sleeping() {
+  counted c;
+  co_await weft::sleep_for(3600 * 1000 * ms);
+}
+weft::task<int> park_on_event(weft::event& ev) {
+  counted c;
+  co_await ev.wait();
+  co_return 0;
+}
+
+// Owns one of each primitive (in its frame, which outlives the waiters until shutdown)
+// and parks `n` tasks on each, plus a when_any whose tasks never finish.
+weft::task<void> owner_of_parked_tasks(int n) {
+  counted c;
+  weft::semaphore s(0);
+  weft::mutex m;
+  weft::channel<counted> full(1);
+  weft::channel<int> empty(1);
+  weft::event never;
+  co_await m.lock();
+  (void)full.try_send(counted{});
+  for (int i = 0; i < n; ++i) {
+    weft::spawn(park_on_semaphore(s)).detach();
+    weft::spawn(park_on_mutex(m)).detach();
+    weft::spawn(park_sending(full)).detach();
+    weft::spawn(park_receiving(empty)).detach();
+    weft::spawn(park_sleeping()).detach();
+  }
+  weft::spawn(weft::when_any(park_on_event(never), park_on_event(never))).detach();
+  co_await never.wait();
+}
+
+}  // namespace
+
+// Host: shutdown and counted are host-side.
+TEST_CASE("shutdown destroys tasks parked on a semaphore, mutex, channel, sleep or when_any without leaks",
+          "[sync]") {
+  const int n = 20;
+  {
+    weft::runtime rt(weft_test::host_config());
+    rt.block_on([](int k) -> weft::task<int> {
+      weft::spawn(owner_of_parked_tasks(k)).detach();
+      co_return 0;
+    }, n);
+    const std::size_t expected = 1 + 5 * n + 3;  // owner, the waiters, when_any and its two runners
+    for (int i = 0; i < 5000 && rt.live_tasks() < expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(rt.live_tasks() == expected);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the last ones park
+    const auto t0 = std::chrono::steady_clock::now();
+    rt.shutdown();
+    REQUIRE(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    REQUIRE(rt.live_tasks() == 0);
+    REQUIRE(rt.live_frame_blocks() == 0);
+  }
+  REQUIRE(counted::live == 0);
+}
