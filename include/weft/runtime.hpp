@@ -23,7 +23,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <type_traits>
 
 #include "weft/executor/device_runtime.hpp"
@@ -76,6 +79,62 @@ template <class F, class... Args>
 using root_value_t = typename std::invoke_result_t<F&, Args&...>::value_type;
 }  // namespace detail
 
+namespace detail {
+
+// Where a root started by the host backend's runtime::spawn leaves its outcome. The
+// root is a wrapper task (host_root_task) that awaits fn(args...) and stores the
+// result; the box is marked done when the wrapper's frame is destroyed, by its
+// `host_box_guard` parameter (parameters live until the frame goes). So the waiter
+// wakes only after the root is gone (live_tasks() is 0 then), and a root that shutdown
+// destroys unfinished reports errc::shutting_down instead of leaving a waiter on a
+// freed frame.
+template <class T>
+struct host_box {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::optional<result<T>> r;
+
+  void store(result<T>&& v) {
+    std::lock_guard lk(m);
+    r.emplace(std::move(v));
+  }
+  void finish() {
+    {
+      std::lock_guard lk(m);
+      if (!r) r.emplace(unexpected(errc::shutting_down));  // destroyed before it finished
+      done = true;
+    }
+    cv.notify_all();
+  }
+  result<T> wait() {
+    std::unique_lock lk(m);
+    cv.wait(lk, [&] { return done; });
+    return std::move(*r);
+  }
+  bool ready() {
+    std::lock_guard lk(m);
+    return done;
+  }
+};
+
+template <class T>
+struct host_box_guard {
+  std::shared_ptr<host_box<T>> box;
+  explicit host_box_guard(std::shared_ptr<host_box<T>> b) : box(std::move(b)) {}
+  host_box_guard(host_box_guard&&) noexcept = default;
+  ~host_box_guard() {
+    if (box) box->finish();
+  }
+};
+
+template <class T, class F, class... Args>
+task<void> host_root_task(host_box_guard<T> guard, F f, Args... args) {
+  guard.box->store(co_await try_await(f(args...)));
+}
+
+}  // namespace detail
+
 // The host's handle to a root started by runtime::spawn. get() waits for the root and
 // returns its value (throws weft::error on failure); try_get() returns it as a result.
 // Both take the value: a second call reports errc::already_taken. Dropping the handle
@@ -88,12 +147,10 @@ class host_handle {
   host_handle& operator=(host_handle&& o) noexcept {
     if (this != &o) {
       reset();
-      host_ex_ = o.host_ex_;
-      join_ = std::move(o.join_);
+      box_ = std::move(o.box_);
       dev_ = o.dev_;
       rec_ = o.rec_;
       failed_ = o.failed_;
-      o.host_ex_ = nullptr;
       o.dev_ = nullptr;
       o.rec_ = nullptr;
       o.failed_ = errc::already_taken;
@@ -103,10 +160,10 @@ class host_handle {
   ~host_handle() { reset(); }
 
   // False when the root was not started; try_get() says why.
-  bool valid() const noexcept { return host_ex_ != nullptr || rec_ != nullptr; }
+  bool valid() const noexcept { return box_ != nullptr || rec_ != nullptr; }
   bool is_ready() const noexcept {
     if (rec_ != nullptr) return dev_->ready(rec_);
-    return host_ex_ == nullptr || join_.is_finished();
+    return box_ == nullptr || box_->ready();
   }
 
   result<T> try_get() {
@@ -133,26 +190,19 @@ class host_handle {
         return v;
       }
     }
-    if (host_ex_ == nullptr) return unexpected(failed_);
-    if (!host_ex_->wait_completed(join_.native())) {
-      join_.abandon();  // shutdown destroyed the root; the handle must not touch it
-      host_ex_ = nullptr;
-      return unexpected(errc::shutting_down);
-    }
-    return detail::take_finished(join_);
+    if (box_ == nullptr) return unexpected(failed_);
+    return box_->wait();
   }
   void reset() noexcept {
     if (rec_ != nullptr) dev_->release(rec_);
-    if (host_ex_ != nullptr) join_.detach();
-    host_ex_ = nullptr;
+    box_.reset();  // the root runs on; it finishes into a box nobody reads
     dev_ = nullptr;
     rec_ = nullptr;
     failed_ = errc::already_taken;
   }
 
-  exec::host_executor* host_ex_ = nullptr;
-  join_handle<T> join_;
-  exec::device_runtime* dev_ = nullptr;
+  std::shared_ptr<detail::host_box<T>> box_;  // host backend
+  exec::device_runtime* dev_ = nullptr;       // cuda backend
   exec::host_completion* rec_ = nullptr;
   errc failed_ = errc::invalid_argument;
 };
@@ -241,17 +291,18 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... arg
     h.failed_ = errc::backend_unavailable;
     return h;
   }
-  join_handle<T> j;
+  auto box = std::make_shared<detail::host_box<T>>();
+  join_handle<void> j;
   {
     exec::frame_scope frames(ex->frame_allocator(), nullptr);  // the root frame comes from the pool
-    j = detail::spawn_on(ex, fn(args...));
+    j = detail::spawn_on(ex, detail::host_root_task<T>(detail::host_box_guard<T>(box), fn, args...));
   }
   if (!j) {
     h.failed_ = j.error();
     return h;
   }
-  h.host_ex_ = ex;
-  h.join_ = std::move(j);
+  j.detach();  // the box, not the handle, carries the outcome
+  h.box_ = std::move(box);
   return h;
 }
 
