@@ -50,6 +50,17 @@ __device__ inline inject_ring inject_of(device_sched& d, std::uint32_t i) noexce
   return inject_ring(d.inject[i % d.num_inject]);
 }
 
+// Grants one wake token when some warp sleeps (tokens never exceed sleepers).
+__device__ inline void notify_one(device_sched& d) noexcept {
+  detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
+  if (sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
+  detail::fence_device_seq_cst();  // our pushes before the re-read (pairs with park_lane0)
+  const std::uint32_t s = sleepers.load(detail::mo_relaxed);
+  std::uint32_t tk = tokens.load(detail::mo_relaxed);
+  while (tk < s && !tokens.compare_exchange_weak(tk, tk + 1, detail::mo_relaxed, detail::mo_relaxed)) {
+  }
+}
+
 // Makes a SCHEDULED task runnable from inside a lane: into the warp's staging area
 // (run first in the warp's next batch: the LIFO slot), else into an inject shard.
 // Returns false only when every place is full and the caller said it may fail.
@@ -65,8 +76,12 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
   }
   cnt.fetch_sub(1, cuda::std::memory_order_relaxed);
   for (unsigned spins = 0;; ++spins) {
-    for (std::uint32_t k = 0; k < d.num_inject; ++k)
-      if (inject_of(d, id.worker + k).push(t)) return true;
+    for (std::uint32_t k = 0; k < d.num_inject; ++k) {
+      if (inject_of(d, id.worker + k).push(t)) {
+        notify_one(d);  // any warp may take it: wake one if some sleep
+        return true;
+      }
+    }
     if (may_fail) return false;
     __nanosleep(spins < 16 ? 256u : 4096u);  // a wake-up is never dropped: wait for room
   }

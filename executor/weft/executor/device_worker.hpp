@@ -90,7 +90,6 @@ __device__ inline void poll_host(device_sched& d) noexcept {
   }
 }
 
-// Grants one wake token when some warp sleeps (tokens never exceed sleepers).
 // Lane 0: wakes the sleepers whose deadlines passed (into this warp's staging area).
 // Out of line: rarely taken, and its locals would cost the kernel registers.
 __device__ inline __attribute__((noinline)) void poll_timers_slow(device_sched& d) noexcept {
@@ -101,16 +100,6 @@ __device__ inline __attribute__((noinline)) void poll_timers_slow(device_sched& 
 __device__ inline void poll_timers(device_sched& d) noexcept {
   const std::uint64_t next = detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed);
   if (next != ~std::uint64_t{0} && next <= globaltimer_ns()) poll_timers_slow(d);  // no clock read when idle
-}
-
-__device__ inline void notify_one(device_sched& d) noexcept {
-  detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
-  if (sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
-  detail::fence_device_seq_cst();  // our pushes before the re-read (pairs with park_lane0)
-  const std::uint32_t s = sleepers.load(detail::mo_relaxed);
-  std::uint32_t tk = tokens.load(detail::mo_relaxed);
-  while (tk < s && !tokens.compare_exchange_weak(tk, tk + 1, detail::mo_relaxed, detail::mo_relaxed)) {
-  }
 }
 
 __device__ inline bool inject_nonempty(device_sched& d) noexcept {
