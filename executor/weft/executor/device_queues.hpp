@@ -134,16 +134,25 @@ __device__ inline std::uint32_t lanes_below(unsigned lane) noexcept { return (1u
 struct warp_ring {
   using item = detail::task_header*;
 
+  // Lane 0 reads head (acquire) and tail, and every lane gets lane 0's values: the
+  // lanes must agree, since what follows is warp-collective. `tail_mo`: relaxed for
+  // the owner (it wrote tail itself), acquire for a thief.
+  __device__ static void snapshot(local_queue& q, unsigned lane, detail::memory_order tail_mo, std::uint32_t& h,
+                                  std::uint32_t& t) noexcept {
+    h = t = 0;
+    if (lane == 0) {
+      h = q.head().load(detail::mo_acquire);
+      t = q.tail().load(tail_mo);
+    }
+    h = __shfl_sync(full_mask, h, 0);
+    t = __shfl_sync(full_mask, t, 0);
+  }
+
   // Pops up to `max` (<= 32) of the oldest tasks: lane i < *n gets one.
   __device__ static item pop(local_queue& q, unsigned lane, std::uint32_t max, std::uint32_t* n_out) noexcept {
     for (;;) {
-      std::uint32_t h = 0, t = 0;
-      if (lane == 0) {
-        h = q.head().load(detail::mo_acquire);
-        t = q.tail().load(detail::mo_relaxed);
-      }
-      h = __shfl_sync(full_mask, h, 0);
-      t = __shfl_sync(full_mask, t, 0);
+      std::uint32_t h, t;
+      snapshot(q, lane, detail::mo_relaxed, h, t);
       std::uint32_t n = t - h;
       if (n > max) n = max;
       *n_out = n;
@@ -161,13 +170,8 @@ struct warp_ring {
     const std::uint32_t mask = __ballot_sync(full_mask, it != nullptr);
     if (mask == 0) return true;
     const std::uint32_t cnt = __popc(mask);
-    std::uint32_t h = 0, t = 0;
-    if (lane == 0) {
-      h = q.head().load(detail::mo_acquire);
-      t = q.tail().load(detail::mo_relaxed);
-    }
-    h = __shfl_sync(full_mask, h, 0);
-    t = __shfl_sync(full_mask, t, 0);
+    std::uint32_t h, t;
+    snapshot(q, lane, detail::mo_relaxed, h, t);
     if (t - h + cnt > q.capacity()) return false;
     if (it != nullptr) q.slot(t + __popc(mask & lanes_below(lane))).store(it, detail::mo_relaxed);
     __syncwarp();  // every lane's slot write before lane 0's release of the new tail
@@ -180,13 +184,8 @@ struct warp_ring {
   __device__ static std::uint32_t steal_half(local_queue& own, local_queue& victim, unsigned lane) noexcept {
     const std::uint32_t my_tail = own.tail().load(detail::mo_relaxed);
     for (;;) {
-      std::uint32_t h = 0, t = 0;
-      if (lane == 0) {
-        h = victim.head().load(detail::mo_acquire);
-        t = victim.tail().load(detail::mo_acquire);
-      }
-      h = __shfl_sync(full_mask, h, 0);
-      t = __shfl_sync(full_mask, t, 0);
+      std::uint32_t h, t;
+      snapshot(victim, lane, detail::mo_acquire, h, t);
       std::uint32_t n = t - h;
       if (n > victim.capacity()) continue;  // a stale head against a newer tail
       n -= n / 2;
