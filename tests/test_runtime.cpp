@@ -131,7 +131,27 @@ WEFT_HOST_DEVICE weft::task<int> parked_at_depth(weft::event& ev, int depth) {
   co_return 1 + co_await parked_at_depth(ev, depth - 1);
 }
 
+// Fails with `e` three frames down: the error unwinds to the nearest try_await.
+WEFT_HOST_DEVICE weft::task<int> fail_here(weft::errc e) { co_return co_await weft::join_handle<int>(e); }
+WEFT_HOST_DEVICE weft::task<int> fail_below(weft::errc e, int depth) {
+  if (depth == 0) co_return co_await fail_here(e);
+  co_return 1 + co_await fail_below(e, depth - 1);
+}
+
 }  // namespace
+
+TEST_CASE("a failure deep in a chain unwinds to try_await, and an uncaught one fails the root", "[runtime]") {
+  weft::runtime rt(agnostic());
+  auto caught = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    weft::result<int> r = co_await weft::try_await(fail_below(weft::errc::invalid_argument, 3));
+    co_return r.has_value() ? -1 : static_cast<int>(r.error());
+  };
+  REQUIRE(rt.block_on(caught) == static_cast<int>(weft::errc::invalid_argument));
+  auto uncaught = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return co_await fail_below(weft::errc::queue_full, 2); };
+  auto r = rt.try_block_on(uncaught);
+  REQUIRE(r.error() == weft::errc::queue_full);
+  REQUIRE(rt.block_on(caught) == static_cast<int>(weft::errc::invalid_argument));  // the runtime goes on
+}
 
 TEST_CASE("block_on runs the README example on the selected backend", "[runtime]") {
   weft::runtime rt(agnostic());
