@@ -309,23 +309,6 @@ void host_executor::destroy_root(task_header* t) noexcept {
   destroy_frame_tree(detail::frame_of(t));
 }
 
-void host_executor::notify_host_waiters() noexcept {
-  std::lock_guard lk(host_m_);
-  host_cv_.notify_all();
-}
-
-bool host_executor::wait_completed(task_header* t) noexcept {
-  auto st = detail::state_of(t);
-  std::uint32_t s = st.load(detail::mo_acquire);
-  while (!(s & detail::task_state::completed)) {
-    if (st.compare_exchange_weak(s, s | detail::task_state::host_waiter, detail::mo_acq_rel, detail::mo_acquire))
-      break;
-  }
-  std::unique_lock lk(host_m_);
-  host_cv_.wait(lk, [&] { return (st.load(detail::mo_acquire) & detail::task_state::completed) || stopping(); });
-  return (st.load(detail::mo_acquire) & detail::task_state::completed) != 0;
-}
-
 // ---------------------------------------------------------------- timers
 namespace {
 bool later(const host_executor::timer_entry& a, const host_executor::timer_entry& b) noexcept {
@@ -398,7 +381,6 @@ void host_executor::shutdown() noexcept {
     std::lock_guard lk(park_m_);  // 2. wake every parked worker
     park_cv_.notify_all();
   }
-  notify_host_waiters();
   for (auto& w : workers_)  // 3. join the workers, then the timer; one thread owns everything from here
     if (w->thread.joinable()) w->thread.join();
   stop_timer();
@@ -422,7 +404,6 @@ errc host_submit_root(void* sched, task_header* t) noexcept {
 }
 void host_schedule(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->schedule(t); }
 void host_destroy_root(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->destroy_root(t); }
-void host_notify_host_waiters(void* sched) noexcept { static_cast<exec::host_executor*>(sched)->notify_host_waiters(); }
 std::uint64_t host_now_ns() noexcept {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())

@@ -77,11 +77,6 @@ device_runtime::~device_runtime() {
   cudaStreamDestroy(static_cast<cudaStream_t>(side_stream_));
 }
 
-bool device_runtime::stopping() const noexcept {
-  std::lock_guard lk(m_);
-  return stopping_;
-}
-
 std::string device_runtime::fault_message() const {
   std::lock_guard lk(m_);
   return fault_;
@@ -356,7 +351,6 @@ errc device_runtime::wait(host_completion*) noexcept { return errc::backend_unav
 bool device_runtime::ready(const host_completion*) const noexcept { return true; }
 void device_runtime::release(host_completion*) noexcept {}
 void device_runtime::shutdown() noexcept {}
-bool device_runtime::stopping() const noexcept { return true; }
 std::string device_runtime::fault_message() const { return {}; }
 device_stats device_runtime::stats() const noexcept { return {}; }
 std::int64_t device_runtime::live_frame_blocks() const noexcept { return 0; }

@@ -70,11 +70,6 @@ inline constexpr bool is_task_v = false;
 template <class T>
 inline constexpr bool is_task_v<task<T>> = true;
 
-template <class T>
-WEFT_HOST_DEVICE result<T> take_finished(join_handle<T>& h) {
-  return outcome_of<T>(promise_base_of<task_promise<T>>(frame_of(h.native())));
-}
-
 template <class F, class... Args>
 using root_value_t = typename std::invoke_result_t<F&, Args&...>::value_type;
 }  // namespace detail

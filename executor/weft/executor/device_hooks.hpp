@@ -137,12 +137,6 @@ __device__ inline void device_destroy_root(task_header* t) noexcept {
   device_destroy_frame(frame_of(t));
 }
 
-__device__ inline void device_notify_host_waiters(void*) noexcept {
-  // Roots created by the host report through a completion record (device_program.hpp),
-  // never through HOST_WAITER, so nothing on the device sets that bit.
-  contract_violation("HOST_WAITER set on the device");
-}
-
 // The GPU's global nanosecond timer (%globaltimer; its resolution is about 1 us on
 // recent GPUs, coarser on some older ones).
 __device__ inline std::uint64_t device_now_ns() noexcept { return exec::globaltimer_ns(); }

@@ -64,7 +64,6 @@ inline constexpr std::uint32_t submission_ring_size = 64;
 // The host's control block (pinned memory).
 struct host_control {
   std::uint32_t stop;     // host -> device: leave the worker loops (system scope)
-  std::uint32_t started;  // device -> host: the poller runs (diagnostics)
   submission ring[submission_ring_size];
 };
 

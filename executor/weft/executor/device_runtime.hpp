@@ -99,7 +99,6 @@ class device_runtime {
   void release(host_completion* c) noexcept;
 
   void shutdown() noexcept;
-  bool stopping() const noexcept;
   // The CUDA error that ended the kernel, or "" when none.
   std::string fault_message() const;
 

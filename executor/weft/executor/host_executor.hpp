@@ -121,10 +121,6 @@ class host_executor {
   errc submit_root(detail::task_header* t) noexcept;
   void schedule(detail::task_header* t) noexcept;
   void destroy_root(detail::task_header* t) noexcept;
-  void notify_host_waiters() noexcept;
-  // Blocks the calling host thread until the root completes. False if the executor
-  // stopped first (the root is then destroyed by shutdown; do not touch it).
-  bool wait_completed(detail::task_header* t) noexcept;
   // Wakes `t` (parked, or RUNNING on its way to parking) at or after `deadline_ns`
   // (steady_clock). Always true; once stopping, the task is left for shutdown to destroy.
   bool schedule_at(detail::task_header* t, std::uint64_t deadline_ns) noexcept;
@@ -173,8 +169,6 @@ class host_executor {
   std::condition_variable park_cv_;
   int permits_ = 0;  // wake-ups granted and not yet taken (guarded by park_m_)
 
-  std::mutex host_m_;
-  std::condition_variable host_cv_;
 
   std::mutex timer_m_;  // guards the fields below
   std::condition_variable timer_cv_;

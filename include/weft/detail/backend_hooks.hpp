@@ -19,7 +19,6 @@ void* host_current_scheduler() noexcept;
 errc host_submit_root(void* sched, task_header* t) noexcept;
 void host_schedule(task_header* t) noexcept;
 void host_destroy_root(task_header* t) noexcept;
-void host_notify_host_waiters(void* sched) noexcept;
 void* host_frame_allocate(std::size_t n) noexcept;
 void host_frame_deallocate(void* p, std::size_t n) noexcept;
 void host_destroy_frame(void* frame) noexcept;
@@ -68,14 +67,6 @@ WEFT_HOST_DEVICE inline void destroy_root(task_header* t) noexcept {
   device_destroy_root(t);
 #else
   host_destroy_root(t);
-#endif
-}
-
-WEFT_HOST_DEVICE inline void notify_host_waiters(void* sched) noexcept {
-#if WEFT_DEVICE_PASS
-  device_notify_host_waiters(sched);
-#else
-  host_notify_host_waiters(sched);
 #endif
 }
 

@@ -108,7 +108,6 @@ WEFT_HOST_DEVICE inline void release_handle(task_header* t) noexcept {
 // waits for it. After the RMW the task may be destroyed by its handle's owner at any
 // moment, so nothing below reads it unless a waiter still pins it.
 WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
-  void* const sched = t->sched;  // immutable after spawn; read before the frame can go
   const bool failed = promise_of(frame_of(t)).error != errc{};
   const errc err = promise_of(frame_of(t)).error;
   auto st = state_of(t);
@@ -121,7 +120,6 @@ WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
     if (failed && !(s & task_state::awaiter_catches)) wake_with_error(j, err);
     else wake(j);
   }
-  if (s & task_state::host_waiter) notify_host_waiters(sched);
   if (!(s & task_state::handle)) destroy_root(t);
 }
 

@@ -36,8 +36,8 @@
 //   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
 //   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
 //                Without it, completion with an error makes the joiner unwind.
-//   HOST_WAITER  a host thread waits for completion (block_on); completion notifies the
-//                executor's host-side condition variable, never touching the frame.
+// (A host thread never waits on a root's state word: runtime::spawn and block_on wrap the
+// root in a task that reports to a host-side box or a completion record.)
 //
 // Invariant that keeps wake-ups exact: a parked task is registered with at most one
 // waker (one event, one join), and that waker wakes it exactly once. So a wake-up
@@ -77,7 +77,6 @@ inline constexpr std::uint32_t completed = 1u << 3;
 inline constexpr std::uint32_t handle = 1u << 4;
 inline constexpr std::uint32_t awaiter = 1u << 5;
 inline constexpr std::uint32_t awaiter_catches = 1u << 6;
-inline constexpr std::uint32_t host_waiter = 1u << 7;
 }  // namespace task_state
 
 struct task_header {
