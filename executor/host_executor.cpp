@@ -316,14 +316,13 @@ bool later(const host_executor::timer_entry& a, const host_executor::timer_entry
 }
 }  // namespace
 
-bool host_executor::schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
+void host_executor::schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
   std::lock_guard lk(timer_m_);
-  if (timer_stop_) return true;  // stopping: it stays parked and shutdown destroys it (step 5)
+  if (timer_stop_) return;  // stopping: it stays parked and shutdown destroys it (step 5)
   if (!timer_thread_.joinable()) timer_thread_ = std::thread([this] { timer_main(); });
   timers_.push_back({deadline_ns, timer_seq_++, t});
   std::push_heap(timers_.begin(), timers_.end(), later);
   if (timers_.front().task == t) timer_cv_.notify_one();  // a new earliest deadline
-  return true;
 }
 
 void host_executor::timer_main() {
@@ -410,8 +409,10 @@ std::uint64_t host_now_ns() noexcept {
                                         .count());
 }
 // A task driven without an executor (run_inline) has no scheduler: no timer there.
-bool host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
-  return t->sched != nullptr && static_cast<exec::host_executor*>(t->sched)->schedule_at(t, deadline_ns);
+errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
+  if (t->sched == nullptr) return errc::backend_unavailable;  // run_inline: nobody to wake it
+  static_cast<exec::host_executor*>(t->sched)->schedule_at(t, deadline_ns);
+  return errc{};
 }
 
 }  // namespace weft::detail

@@ -49,8 +49,8 @@ struct sleep_awaiter {
     const std::uint64_t now = now_ns();
     const std::uint64_t deadline = ns > ~std::uint64_t{0} - now ? ~std::uint64_t{0} : now + ns;
     me->act = action::park;  // before schedule_at: the wake may come at once
-    if (schedule_at(me, deadline)) return true;
-    const errc why = me->sched != nullptr ? errc::queue_full : errc::backend_unavailable;
+    const errc why = schedule_at(me, deadline);
+    if (why == errc{}) return true;
     if constexpr (Catches) {
       me->act = action::none;
       failed = why;

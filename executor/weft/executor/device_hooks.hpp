@@ -141,12 +141,11 @@ __device__ inline void device_destroy_root(task_header* t) noexcept {
 // recent GPUs, coarser on some older ones).
 __device__ inline std::uint64_t device_now_ns() noexcept { return exec::globaltimer_ns(); }
 
-// Registers a parked task with the executor's timer heap (device_timers.hpp). False
-// outside the executor (run_inline kernels) or when the heap is full.
-__device__ inline bool device_schedule_at(task_header* t, std::uint64_t deadline) noexcept {
+// Registers a parked task with the executor's timer heap (device_timers.hpp).
+__device__ inline errc device_schedule_at(task_header* t, std::uint64_t deadline) noexcept {
   auto* d = static_cast<exec::device_sched*>(t->sched);
-  if (d == nullptr || exec::g_device_sched == nullptr) return false;
-  return exec::device_timers(*d).add(t, deadline);
+  if (d == nullptr || exec::g_device_sched == nullptr) return errc::backend_unavailable;  // run_inline
+  return exec::device_timers(*d).add(t, deadline) ? errc{} : errc::queue_full;
 }
 
 __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark = exec::device_frames::live_frame) noexcept {

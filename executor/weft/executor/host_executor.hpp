@@ -123,7 +123,7 @@ class host_executor {
   void destroy_root(detail::task_header* t) noexcept;
   // Wakes `t` (parked, or RUNNING on its way to parking) at or after `deadline_ns`
   // (steady_clock). Always true; once stopping, the task is left for shutdown to destroy.
-  bool schedule_at(detail::task_header* t, std::uint64_t deadline_ns) noexcept;
+  void schedule_at(detail::task_header* t, std::uint64_t deadline_ns) noexcept;
 
   weft::frame_allocator* frame_allocator() noexcept { return allocator_; }
   unsigned worker_count() const noexcept { return static_cast<unsigned>(workers_.size()); }

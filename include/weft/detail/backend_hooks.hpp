@@ -23,7 +23,7 @@ void* host_frame_allocate(std::size_t n) noexcept;
 void host_frame_deallocate(void* p, std::size_t n) noexcept;
 void host_destroy_frame(void* frame) noexcept;
 std::uint64_t host_now_ns() noexcept;
-bool host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept;
+errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept;
 
 }  // namespace weft::detail
 
@@ -94,9 +94,11 @@ WEFT_HOST_DEVICE inline std::uint64_t now_ns() noexcept {
 
 // Wakes `t` (detail::wake, exactly once) at or after `deadline_ns`. The caller is the
 // task itself, RUNNING on its way to parking: it has set act = park before the call,
-// so the wake may come at once (NOTIFIED covers that). Returns false when the backend
-// has no timer here (the task must then not park: sleep_for fails it instead).
-WEFT_HOST_DEVICE inline bool schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
+// so the wake may come at once (NOTIFIED covers that). Returns why the timer refused
+// the task (it must then not park: sleep_for fails it instead), errc{} on success:
+// backend_unavailable without a scheduler (run_inline), queue_full when the device's
+// timer heap is full.
+WEFT_HOST_DEVICE inline errc schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
 #if WEFT_DEVICE_PASS
   return device_schedule_at(t, deadline_ns);
 #else
