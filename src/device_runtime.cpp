@@ -235,6 +235,11 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   return errc{};
 }
 
+bool device_runtime::accepts(const device_program* program) const noexcept {
+  std::lock_guard lk(m_);
+  return program_ == nullptr || program_ == program;
+}
+
 bool device_runtime::ready(const host_completion* c) const noexcept {
   return host_word(const_cast<host_completion*>(c)->state).load(std::memory_order_acquire) == completion_state::done;
 }
@@ -349,6 +354,7 @@ errc device_runtime::submit(const device_program*, root_create_fn, const void*, 
 }
 errc device_runtime::wait(host_completion*) noexcept { return errc::backend_unavailable; }
 bool device_runtime::ready(const host_completion*) const noexcept { return true; }
+bool device_runtime::accepts(const device_program*) const noexcept { return false; }
 void device_runtime::release(host_completion*) noexcept {}
 void device_runtime::shutdown() noexcept {}
 std::string device_runtime::fault_message() const { return {}; }

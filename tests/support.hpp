@@ -100,4 +100,8 @@ WEFT_HOST_DEVICE int code_of(const R& r) {
 }
 WEFT_HOST_DEVICE constexpr int code(weft::errc e) { return static_cast<int>(e); }
 
+// Defined in test_sync_channel.cpp, another CUDA translation unit than the caller:
+// block_on of a task returning 7 from there; returns 7, or minus the error code.
+int block_on_from_another_translation_unit(weft::runtime& rt);
+
 }  // namespace weft_test

@@ -290,6 +290,17 @@ TEST_CASE("a spawn storm on a tiny frame pool gives out_of_memory to the spawner
   REQUIRE(o.finished == o.started);
 }
 
+// [cross_tu]: scripts/gpu-check runs it apart with a time limit (see the note there).
+TEST_CASE("a cuda runtime refuses device code from a second translation unit, and goes on", "[runtime][cross_tu]") {
+  weft::runtime rt(agnostic());
+  auto one = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };
+  REQUIRE(rt.block_on(one) == 1);  // the cuda backend binds to this translation unit's kernels
+  const int other = weft_test::block_on_from_another_translation_unit(rt);
+  if (std::string(rt.backend_name()) == "cuda") REQUIRE(other == -static_cast<int>(weft::errc::invalid_argument));
+  else REQUIRE(other == 7);  // the host backend has no per-module code
+  REQUIRE(rt.block_on(one) == 1);
+}
+
 TEST_CASE("block_on on a runtime that is shutting down reports shutting_down", "[runtime]") {
   weft::runtime rt(agnostic());
   auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };

@@ -233,3 +233,9 @@ TEST_CASE("a channel of capacity 0 is invalid and every operation reports invali
   REQUIRE(r == 6);
 }
 
+
+// See support.hpp: a runtime's device code must come from one CUDA translation unit.
+int weft_test::block_on_from_another_translation_unit(weft::runtime& rt) {
+  auto r = rt.try_block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 7; });
+  return r ? *r : -static_cast<int>(r.error());
+}

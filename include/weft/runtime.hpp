@@ -272,6 +272,10 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... arg
     static_assert(std::is_void_v<T> || sizeof(T) <= exec::completion_value_bytes, "spawn/block_on: the value is too large");
     const exec::packed<F0, Args...> payload{fn, {args...}};
     static_assert(sizeof(payload) <= exec::submission_payload_bytes, "spawn/block_on: fn and args are too large");
+    if (!dev->accepts(&exec::this_tu_program)) {  // another translation unit: device_program.hpp
+      h.failed_ = errc::invalid_argument;
+      return h;
+    }
     const exec::root_create_fn create = exec::create_fn_address<T, F0, Args...>(dev->side_stream());
     const errc e = dev->submit(&exec::this_tu_program, create, &payload, sizeof(payload), &h.rec_);
     if (e != errc{}) h.failed_ = e;

@@ -95,6 +95,10 @@ class device_runtime {
   // Blocks until the record is done; returns its error (errc{} on success).
   errc wait(host_completion* c) noexcept;
   bool ready(const host_completion* c) const noexcept;
+  // False when the kernel already runs another translation unit's program. Asked
+  // before anything touches `program`'s module: with CUDA's lazy module loading, the
+  // first use of a module while the persistent kernel runs can wait for that kernel.
+  bool accepts(const device_program* program) const noexcept;
   // Gives a record back (also when it is not done: it is reclaimed once it is).
   void release(host_completion* c) noexcept;
 
