@@ -138,6 +138,31 @@ WEFT_HOST_DEVICE weft::task<int> fail_below(weft::errc e, int depth) {
   co_return 1 + co_await fail_below(e, depth - 1);
 }
 
+
+// By-value owners (docs/design.md, "By-value owners and clang's NVPTX ABI"): each is
+// moved into a callee by value, several at once on different lanes. Before the fix,
+// the device pass destroyed the caller's copy too, and two lanes resumed one frame.
+WEFT_HOST_DEVICE weft::task<int> one() { co_return 1; }
+WEFT_HOST_DEVICE weft::task<int> await_param(weft::task<int> t) { co_return co_await t; }
+WEFT_HOST_DEVICE weft::task<int> join_param(weft::join_handle<int> h) { co_return co_await std::move(h); }
+WEFT_HOST_DEVICE int unlock_on_return(weft::mutex_guard g) { return g.owns_lock() ? 1 : -1000; }
+WEFT_HOST_DEVICE weft::task<int> by_value_owners_root(int rounds) {
+  weft::mutex m;
+  int sum = 0;
+  for (int k = 0; k < rounds; ++k) {
+    weft::join_handle<int> hs[4];
+    hs[0] = weft::spawn(await_param(one()));
+    hs[1] = weft::spawn(await_param(one()));
+    hs[2] = weft::spawn(join_param(weft::spawn(one())));
+    hs[3] = weft::spawn(join_param(weft::spawn(await_param(one()))));
+    for (auto& h : hs) sum += co_await std::move(h);
+    sum += unlock_on_return(co_await m.scoped_lock());  // a second unlock would trap
+    if (!m.try_lock()) co_return -1;                      // a lost unlock: still locked
+    m.unlock();
+  }
+  co_return sum;
+}
+
 }  // namespace
 
 TEST_CASE("a failure deep in a chain unwinds to try_await, and an uncaught one fails the root", "[runtime]") {
@@ -372,3 +397,11 @@ TEST_CASE("a task that writes to an illegal address reports device_fault and doe
   expect_device_fault(1);
 }
 #endif
+
+TEST_CASE("tasks, join handles and lock guards passed by value are owned exactly once", "[runtime]") {
+  weft::runtime rt(agnostic());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return by_value_owners_root(n); }, 500) == 5 * 500);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+  rt.shutdown();
+  REQUIRE(rt.live_frame_blocks() == 0);
+}

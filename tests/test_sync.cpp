@@ -378,10 +378,9 @@ TEST_CASE("sleep_for without a timer fails the task with backend_unavailable, or
   REQUIRE(failed.error() == errc::backend_unavailable);
 }
 
-// ---------------------------------------------------------------- when_any probes
-// Smaller cases that narrow down when_any's device defect (docs/design.md, known
-// limits): on an H200 one round of two plain values passes, a hundred rounds return a
-// wrong sum, and a single failing task hangs. All pass on the host.
+// ---------------------------------------------------------------- small when_any cases
+// The smallest shapes of when_any: they hung or summed wrongly on the device while the
+// device ABI destroyed by-value tasks twice (docs/design.md, "By-value owners").
 namespace {
 WEFT_HOST_DEVICE weft::task<int> value_of(int v) { co_return v; }
 WEFT_HOST_DEVICE weft::task<int> when_any_values_root(int rounds) {

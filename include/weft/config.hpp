@@ -23,6 +23,20 @@
 #define WEFT_DEVICE_PASS 0
 #endif
 
+// WEFT_DEVICE_OWNER_ABI marks weft's move-only owners (task, join_handle) in the device
+// pass. clang's NVPTX ABI passes an argument of non-trivial class type *by value* as a
+// bitwise `byval` copy, and the caller still destroys its own temporary afterwards. A
+// callee that moves out of its parameter (every coroutine does: parameters move into the
+// frame) empties the copy, not the temporary, so the caller's destructor destroys the
+// frame that the callee now owns: a use-after-free (docs/design.md, "Device pitfalls").
+// [[clang::trivial_abi]] makes the callee own and destroy the copy it was given, and the
+// caller destroy nothing: one owner, as C++ intends. Host passes keep the normal ABI.
+#if WEFT_DEVICE_PASS
+#define WEFT_DEVICE_OWNER_ABI [[clang::trivial_abi]]
+#else
+#define WEFT_DEVICE_OWNER_ABI
+#endif
+
 // Size of an emulated or real warp. Fixed: weft's batching assumes 32 lanes.
 #define WEFT_WARP_SIZE 32
 

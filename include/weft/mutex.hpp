@@ -26,7 +26,7 @@ namespace weft {
 class mutex;
 
 // Owns a locked mutex and unlocks it on destruction (move-only, like std::unique_lock).
-class [[nodiscard]] mutex_guard {
+class [[nodiscard]] WEFT_DEVICE_OWNER_ABI mutex_guard {
  public:
   WEFT_HOST_DEVICE mutex_guard() noexcept : m_(nullptr) {}
   WEFT_HOST_DEVICE explicit mutex_guard(mutex* m) noexcept : m_(m) {}

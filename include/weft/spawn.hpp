@@ -65,7 +65,7 @@ struct join_awaiter {
 }  // namespace detail
 
 template <class T>
-class [[nodiscard]] join_handle {
+class [[nodiscard]] WEFT_DEVICE_OWNER_ABI join_handle {
  public:
   using value_type = T;
   using weft_awaitable = void;

@@ -166,7 +166,7 @@ struct task_awaiter {
 }  // namespace detail
 
 template <class T>
-class [[nodiscard]] task {
+class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
  public:
   using promise_type = detail::task_promise<T>;
   using value_type = T;
