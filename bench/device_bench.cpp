@@ -47,6 +47,14 @@ struct bench_buffers {
   float4* copy_in = nullptr;
   float4* copy_out = nullptr;
   double baseline_block_one_way_ns = 0;
+  float* chain_a = nullptr;  // chained_bulk's two buffers
+  float* chain_b = nullptr;
+  double chain_stream_us = 0, chain_graph_us = 0;
+  bool chain_graph_same = false;
+  std::vector<float> chain_reference;  // the stream baseline's result
+  unsigned* decision_v = nullptr;
+  double decision_host_us = 0;
+  unsigned decision_reference = 0;
 };
 bench_buffers g_buf;
 constexpr int max_pp_rounds = 10000;
@@ -370,6 +378,199 @@ void BM_suspended_per_GiB(benchmark::State& st) {
   st.counters["suspended_tasks_in_1GiB"] = got;
 }
 
+// ------------------------------------------------------------------ chained_bulk
+// One block's worth per step (256 elements), each step reading the previous step's
+// output: dst[i] = src[i] * 0.999 + src[(i + 1) % 256]. weft: one task awaits `steps`
+// bulk() calls. Baselines (measured in main before the runtime starts): the same kernel
+// launched `steps` times in one stream, and as CUDA graphs of 1000 launches.
+constexpr int chain_n = 256;
+constexpr int chain_steps = 10000;
+
+WEFT_HOST_DEVICE inline void chain_step(const float* src, float* dst, std::size_t i) {
+  dst[i] = src[i] * 0.999f + src[(i + 1) % chain_n];
+}
+__global__ void chain_kernel(const float* src, float* dst) { chain_step(src, dst, threadIdx.x); }
+
+WEFT_HOST_DEVICE weft::task<int> chained_bulk_root(float* a, float* b, int steps) {
+  for (int s = 0; s < steps; ++s) {
+    const float* src = s % 2 ? b : a;
+    float* dst = s % 2 ? a : b;
+    co_await weft::bulk(chain_n, [=] WEFT_HOST_DEVICE(std::size_t i) { chain_step(src, dst, i); });
+  }
+  co_return steps;
+}
+
+void chain_reset(float* a) {
+  std::vector<float> init(chain_n);
+  for (int i = 0; i < chain_n; ++i) init[i] = float(i % 7) * 0.25f;
+  WEFT_BENCH_CHECK(cudaMemcpy(a, init.data(), sizeof(float) * chain_n, cudaMemcpyHostToDevice));
+}
+std::vector<float> chain_result(const float* a) {
+  std::vector<float> r(chain_n);
+  WEFT_BENCH_CHECK(cudaMemcpy(r.data(), a, sizeof(float) * chain_n, cudaMemcpyDeviceToHost));
+  return r;
+}
+
+// Baselines: per-step microseconds of stream launches and of graph launches.
+void measure_chain_baselines() {
+  cudaStream_t s;
+  WEFT_BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float *a = g_buf.chain_a, *b = g_buf.chain_b;
+  auto launch_all = [&](int steps) {
+    for (int k = 0; k < steps; ++k) chain_kernel<<<1, chain_n, 0, s>>>(k % 2 ? b : a, k % 2 ? a : b);
+  };
+  chain_reset(a);
+  launch_all(1000);  // warm-up
+  WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+  chain_reset(a);
+  g_buf.chain_stream_us = 1e6 * seconds_of([&] {
+                            launch_all(chain_steps);
+                            WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+                          }) / chain_steps;
+  g_buf.chain_reference = chain_result(a);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  WEFT_BENCH_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  launch_all(1000);
+  WEFT_BENCH_CHECK(cudaStreamEndCapture(s, &graph));
+  WEFT_BENCH_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  WEFT_BENCH_CHECK(cudaGraphLaunch(exec, s));  // warm-up
+  WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+  chain_reset(a);
+  g_buf.chain_graph_us = 1e6 * seconds_of([&] {
+                           for (int k = 0; k < chain_steps / 1000; ++k) WEFT_BENCH_CHECK(cudaGraphLaunch(exec, s));
+                           WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+                         }) / chain_steps;
+  g_buf.chain_graph_same = chain_result(a) == g_buf.chain_reference;
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+}
+
+void BM_chained_bulk(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
+  std::vector<float> got(chain_n), init(chain_n);
+  for (int i = 0; i < chain_n; ++i) init[i] = float(i % 7) * 0.25f;
+  double total = 0;
+  for (auto _ : st) {
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(g_buf.chain_a, init.data(), sizeof(float) * chain_n, cudaMemcpyHostToDevice, s));
+    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    const double t = seconds_of([&] {
+      rt.block_on([] WEFT_HOST_DEVICE(float* a, float* b, int n) { return chained_bulk_root(a, b, n); }, g_buf.chain_a,
+                  g_buf.chain_b, chain_steps);
+    });
+    st.SetIterationTime(t);
+    total += t;
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(got.data(), g_buf.chain_a, sizeof(float) * chain_n, cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    if (got != g_buf.chain_reference) st.SkipWithError("weft's result differs from the stream baseline's");
+  }
+  const double us = 1e6 * total / st.iterations() / chain_steps;
+  st.counters["us_per_step"] = us;
+  st.counters["stream_us_per_step"] = g_buf.chain_stream_us;
+  st.counters["graph_us_per_step"] = g_buf.chain_graph_us;
+  st.counters["stream_over_weft"] = g_buf.chain_stream_us / us;
+  st.counters["graph_over_weft"] = g_buf.chain_graph_us / us;
+  st.counters["graph_result_same"] = g_buf.chain_graph_same;
+}
+
+// ------------------------------------------------------------------ dependent_decision
+// Each step hashes (p, i) over one block's worth of lanes and XORs the hashes into v;
+// the next step's p is decided from v. weft decides on the GPU inside the task; the
+// baseline launches the step, copies v back, decides on the host and launches again.
+constexpr int decision_steps = 2000;
+
+WEFT_HOST_DEVICE inline unsigned decision_hash(unsigned p, unsigned i) {
+  unsigned h = p ^ (i * 0x9e3779b9u);
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  return h;
+}
+WEFT_HOST_DEVICE inline unsigned decide(unsigned v, int step) {
+  return (v & 1u) ? v * 3u + static_cast<unsigned>(step) : (v >> 1) ^ 0x5bd1e995u;
+}
+__global__ void decision_kernel(unsigned p, unsigned* v) { atomicXor(v, decision_hash(p, threadIdx.x)); }
+
+WEFT_HOST_DEVICE weft::task<unsigned> dependent_decision_root(unsigned* v, int steps) {
+  unsigned p = 1;
+  for (int s = 0; s < steps; ++s) {
+    *v = 0;
+    co_await weft::bulk(chain_n, [=] WEFT_HOST_DEVICE(std::size_t i) {
+      weft::detail::device_atomic<unsigned>(*v).fetch_xor(decision_hash(p, static_cast<unsigned>(i)),
+                                                          weft::detail::mo_relaxed);
+    });
+    p = decide(*v, s);
+  }
+  co_return p;
+}
+
+void measure_decision_baseline() {
+  unsigned p = 1;
+  const double t = seconds_of([&] {
+    for (int s = 0; s < decision_steps; ++s) {
+      WEFT_BENCH_CHECK(cudaMemset(g_buf.decision_v, 0, sizeof(unsigned)));
+      decision_kernel<<<1, chain_n>>>(p, g_buf.decision_v);
+      unsigned v = 0;
+      WEFT_BENCH_CHECK(cudaMemcpy(&v, g_buf.decision_v, sizeof v, cudaMemcpyDeviceToHost));
+      p = decide(v, s);
+    }
+  });
+  g_buf.decision_host_us = 1e6 * t / decision_steps;
+  g_buf.decision_reference = p;
+}
+
+void BM_dependent_decision(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  double total = 0;
+  for (auto _ : st) {
+    unsigned got = 0;
+    const double t = seconds_of([&] {
+      got = rt.block_on([] WEFT_HOST_DEVICE(unsigned* v, int n) { return dependent_decision_root(v, n); },
+                        g_buf.decision_v, decision_steps);
+    });
+    st.SetIterationTime(t);
+    total += t;
+    if (got != g_buf.decision_reference) st.SkipWithError("weft decided differently from the host loop");
+  }
+  const double us = 1e6 * total / st.iterations() / decision_steps;
+  st.counters["us_per_step"] = us;
+  st.counters["host_loop_us_per_step"] = g_buf.decision_host_us;
+  st.counters["host_loop_over_weft"] = g_buf.decision_host_us / us;
+}
+
+// ------------------------------------------------------------------ one_task_trip
+// One task alone: `steps` yields, or `steps` bulk(1) awaits. The time per step is what one
+// worker warp's trip round its loop costs when nothing else runs.
+WEFT_HOST_DEVICE weft::task<int> lone_steps(int steps, int mode, int* sink) {
+  for (int s = 0; s < steps; ++s) {
+    if (mode == 0) co_await weft::yield();
+    else co_await weft::bulk(1, [=] WEFT_HOST_DEVICE(std::size_t i) { sink[i] = s; });
+  }
+  co_return steps;
+}
+void BM_one_task_trip(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  const int mode = static_cast<int>(st.range(0));
+  const int steps = 20000;
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  double total = 0;
+  for (auto _ : st) {
+    int got = 0;
+    const double t = seconds_of([&] {
+      got = rt.block_on([] WEFT_HOST_DEVICE(int n, int m, int* k) { return lone_steps(n, m, k); }, steps, mode,
+                        reinterpret_cast<int*>(g_buf.decision_v));
+    });
+    st.SetIterationTime(t);
+    total += t;
+    if (got != steps) st.SkipWithError("wrong count");
+  }
+  st.counters["us_per_step"] = 1e6 * total / st.iterations() / steps;
+}
+
 // Registration order is run order: the two that make their own runtimes first,
 // before the shared runtime (which holds every warp slot) starts.
 BENCHMARK(BM_idle_cost)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
@@ -377,6 +578,9 @@ BENCHMARK(BM_suspended_per_GiB)->UseManualTime()->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_yield_many)->Args({1 << 20, 64})->Args({1 << 20, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_spawn_many)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ping_pong)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_one_task_trip)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_chained_bulk)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_dependent_decision)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace
 
@@ -386,7 +590,12 @@ int main(int argc, char** argv) {
   WEFT_BENCH_CHECK(cudaMalloc(&g_buf.copy_in, copy_bytes));
   WEFT_BENCH_CHECK(cudaMalloc(&g_buf.copy_out, copy_bytes));
   WEFT_BENCH_CHECK(cudaMemset(g_buf.copy_in, 1, copy_bytes));
+  WEFT_BENCH_CHECK(cudaMalloc(&g_buf.chain_a, sizeof(float) * chain_n));
+  WEFT_BENCH_CHECK(cudaMalloc(&g_buf.chain_b, sizeof(float) * chain_n));
+  WEFT_BENCH_CHECK(cudaMalloc(&g_buf.decision_v, sizeof(unsigned)));
   g_buf.baseline_block_one_way_ns = measure_block_ping_pong(max_pp_rounds);
+  measure_chain_baselines();
+  measure_decision_baseline();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
@@ -395,5 +604,8 @@ int main(int argc, char** argv) {
   cudaFree(g_buf.pp_lat);
   cudaFree(g_buf.copy_in);
   cudaFree(g_buf.copy_out);
+  cudaFree(g_buf.chain_a);
+  cudaFree(g_buf.chain_b);
+  cudaFree(g_buf.decision_v);
   return 0;
 }

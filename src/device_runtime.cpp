@@ -141,6 +141,7 @@ void device_runtime::allocate_memory() {
   h.timers = static_cast<timer_entry*>(dev(std::size_t{cfg_.timer_capacity} * sizeof(timer_entry)));
   h.timer_capacity = cfg_.timer_capacity;
   h.timer_next = ~std::uint64_t{0};
+  h.bulk_board = static_cast<bulk_slot*>(dev(bulk_board_slots * sizeof(bulk_slot)));  // zero: closed, free
   h.control = control_;  // unified addressing: the mapped pointer is the same on the device
 
   auto* slots = static_cast<detail::task_header**>(dev(std::size_t{workers} * cap * sizeof(void*)));

@@ -1,6 +1,7 @@
 // weft/weft.hpp - the umbrella header: everything a weft program uses.
 #pragma once
 #include "weft/config.hpp"
+#include "weft/bulk.hpp"
 #include "weft/channel.hpp"
 #include "weft/errc.hpp"
 #include "weft/event.hpp"
@@ -14,4 +15,5 @@
 #include "weft/spawn.hpp"
 #include "weft/task.hpp"
 #include "weft/when_all.hpp"
+#include "weft/warp.hpp"
 #include "weft/when_any.hpp"

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "weft/detail/bulk_job.hpp"
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 #include "weft/executor/device_frames.hpp"
@@ -135,6 +136,35 @@ __device__ inline void device_destroy_root(task_header* t) noexcept {
     cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(d->workers[exec::current_lane_ids().worker].stats.destroyed)
         .fetch_add(1, cuda::std::memory_order_relaxed);
   device_destroy_frame(frame_of(t));
+}
+
+__device__ inline bool device_has_executor() noexcept { return exec::g_device_sched != nullptr; }
+
+// Cuts a bulk job into chunks and leaves it for the posting warp, which runs it or puts
+// it on the bulk board after its batch (device_bulk.hpp). bulk(): about 4 chunks per
+// worker warp, of at least 1024 indices and a multiple of 32 (whole warp strides);
+// bulk_warps(): one chunk per warp job.
+__device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
+  exec::device_sched* d = exec::g_device_sched;
+  if (j->warps) {
+    j->chunk_items = 1;
+  } else {
+    const std::uint64_t target = std::uint64_t{d->num_workers} * 4;
+    std::uint64_t per = (j->n + target - 1) / target;
+    per = per <= 1024 ? 1024 : (per + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE * WEFT_WARP_SIZE;
+    j->chunk_items = static_cast<std::uint32_t>(per);  // < 2^31: check_bulk bounds n
+  }
+  j->chunks = static_cast<std::uint32_t>((j->n + j->chunk_items - 1) / j->chunk_items);
+  exec::staging_area& st = exec::staging_of_this_warp();
+  // Block scope: only this warp's lanes post here, during the batch.
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> cnt(st.bulk_count);
+  const std::uint32_t i = cnt.fetch_add(1, cuda::std::memory_order_relaxed);
+  if (i >= WEFT_WARP_SIZE) {  // cannot happen: a lane posts at most once per batch (it parks)
+    cnt.fetch_sub(1, cuda::std::memory_order_relaxed);
+    return errc::queue_full;
+  }
+  st.bulk_jobs[i] = j;  // read by the warp after the batch's __syncwarp
+  return errc{};
 }
 
 // The GPU's global nanosecond timer (%globaltimer; its resolution is about 1 us on

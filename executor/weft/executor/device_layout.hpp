@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "weft/detail/bulk_job.hpp"
 #include "weft/detail/task_header.hpp"
 #include "weft/executor/local_queue.hpp"
 
@@ -120,8 +121,20 @@ struct staging_area {
   std::uint32_t count;
   std::uint32_t ring_empty;  // 1: the ring is surely empty (only the owner pushes, so
                              // emptiness seen by the owner lasts until its next push)
+  std::uint32_t bulk_count;  // bulk jobs posted by this warp's lanes in this batch
   detail::task_header* slots[staging_capacity];
+  detail::bulk_job* bulk_jobs[WEFT_WARP_SIZE];  // one per lane at most: posting parks the task
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)
+};
+
+// One slot of the bulk board (device_bulk.hpp): a published bulk job that any warp
+// may take chunks of. `claim` packs (chunks << 32 | next chunk); chunks == 0: closed.
+inline constexpr std::uint32_t bulk_board_slots = 64;
+struct alignas(64) bulk_slot {
+  std::uint64_t claim;      // claimers fetch_add 1; the old value says which chunk they got
+  std::uint32_t remaining;  // chunks not finished yet; the warp that ends the last wakes the waiter
+  std::uint32_t busy;       // 1 from a poster's reservation until the last chunk finished
+  detail::bulk_job job;     // the poster's descriptor, copied
 };
 
 struct timer_entry {
@@ -172,6 +185,9 @@ struct device_sched {
   // host link (mapped pinned memory)
   host_control* control;
   std::uint64_t submissions_seen;  // poller's next ticket
+  // bulk board (device_bulk.hpp)
+  bulk_slot* bulk_board;      // bulk_board_slots slots
+  std::uint32_t bulk_active;  // occupied slots: warps skip the board while it is 0
   // the fault word: the first contract violation's code (0: none)
   std::uint32_t fault;
 };

@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, 5) we
   if (threadIdx.x % WEFT_WARP_SIZE == 0) {
     staging_of_this_warp().count = 0;
     staging_of_this_warp().ring_empty = 0;  // unknown: look
+    staging_of_this_warp().bulk_count = 0;
   }
   __syncthreads();
   const lane_ids id = current_lane_ids();

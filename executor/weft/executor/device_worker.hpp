@@ -15,6 +15,8 @@
 //              ring first moves its 32 oldest tasks to the inject queue. Staged tasks
 //              beyond the newest 8 move to the ring too, where other warps can steal them.
 //   4. if the batch was empty: search (steal) or park, below.
+// Bulk work (device_bulk.hpp): before step 1 the warp takes chunks of jobs on the bulk
+// board; after step 3 it runs (or publishes) the bulk jobs its lanes posted.
 //
 // Searching and parking (tokio's worker.rs, adapted)
 //   * At most max_searchers warps search at once (`searching`, device scope). A
@@ -46,6 +48,7 @@
 #include <cstdint>
 
 #include "weft/detail/run.hpp"
+#include "weft/executor/device_bulk.hpp"
 #include "weft/executor/device_hooks.hpp"
 
 #if WEFT_CUDA_COMPILE
@@ -260,6 +263,7 @@ __device__ inline bool park_lane0(worker_ctx& c) noexcept {
     if (c.id == 0) poll_host(d);
     poll_timers(d);
     if (c.st.count != 0) break;  // the poller created a root or woke a sleeper here
+    if (detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)) break;  // bulk chunks to take
     __nanosleep(ns);
     slept += ns;
     const std::uint32_t cap = c.id == 0 ? 20000u : d.park_max_ns;
@@ -311,6 +315,7 @@ __device__ inline void publish_stats(worker_ctx& c) noexcept {
 __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
   worker_ctx c{d, d.workers[id], staging_of_this_warp(), id, lane};
   if (lane == 0) c.st.stats = c.w.stats;
+  bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
     if ((trip & 7) == 0 && lane == 0) poll_timers(d);
     if ((trip & 15) == 0) {
@@ -318,11 +323,16 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       if ((trip & 255) == 0) publish_stats(c);
       if (stopping(c)) break;  // a busy warp still stops within 16 batches
     }
+    // Bulk chunks first (tasks await them): every 4th trip while busy (the board word
+    // is one more L2 load per batch), every trip after an empty one.
+    const bool helped = ((trip & 3) == 0 || idle_last) && help_bulk(d, id, lane);
     std::uint32_t n = 0;
     detail::task_header* t = gather(c, trip, &n);
     if (n != 0) {
       const detail::after_run r = t ? detail::run_and_settle(t) : detail::after_run::idle;
       settle(c, t, r);
+      run_posted_bulk(d, c.st, id, lane);
+      idle_last = false;
       if (lane == 0) {
         c.st.stats.resumed += n;
         c.st.stats.batches += 1;
@@ -330,6 +340,8 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       }
       continue;
     }
+    idle_last = true;
+    if (helped) continue;  // more chunks may be open: look again before parking
     publish_stats(c);
     if (stopping(c)) break;
     find_work(c);

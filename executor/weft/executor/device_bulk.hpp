@@ -1,0 +1,152 @@
+// weft/executor/device_bulk.hpp - how worker warps run the bulk work that tasks await.
+//
+// A lane's task posts a job (bulk.hpp -> device_submit_bulk) into its warp's staging
+// area and parks. After the batch the warp handles its posted jobs (run_posted_bulk):
+//   private  a job of at most bulk_private_chunks chunks runs right there, on this warp
+//            alone: no shared word is touched, and the waiter is woken into this warp's
+//            staging area, so a chain of small dependent steps stays on one warp.
+//   board    a larger job is copied into a free slot of the bulk board (device memory,
+//            bulk_board_slots slots) and sleeping warps get wake tokens. Every warp
+//            looks at the board at the top of each trip round its loop (help_bulk) and
+//            takes chunks, one fetch_add each, up to bulk_claims_per_trip per trip, so
+//            task batches still run in between. A full board: the job runs privately.
+//
+// Roles and words of a board slot (bulk_slot in device_layout.hpp)
+//   busy       0 free; a poster takes it 0 -> 1 (CAS, acquire) and writes the job; the
+//              warp that finishes the last chunk stores 0 (release).
+//   claim      (chunks << 32) | next. The poster stores (chunks, 0) (release): that is
+//              the publication. A claimer does fetch_add(1) (acq_rel) and owns chunk
+//              `next` of the returned value if next < chunks; else it got nothing (the
+//              extra increments are harmless: next stays far below 2^32). The closer
+//              stores 0 before freeing the slot, so a claimer that looked at an old job
+//              and adds late gets nothing, or a chunk of the next job that it then
+//              legitimately owns: each (job, chunk) is handed out by exactly one RMW.
+//   remaining  chunks not finished; fetch_sub(1) (acq_rel) after each chunk. The warp
+//              that takes it to 0 closes the slot and wakes the waiter.
+//   bulk_active  occupied slots, so that warps skip the board with one load when idle.
+// Invariants: the job's descriptor in a slot does not change from publication until
+// `remaining` reaches 0, and a chunk is owned only through a successful claim, so every
+// reader of the descriptor (after its claim) sees the job it claimed. The callable lives
+// in the waiter's frame, which lives until the waiter resumes: after the last chunk.
+// Memory orders: a chunk's writes (every lane's) are ordered before its remaining
+// decrement by __syncwarp (memory ordering among the warp's lanes) and the acq_rel RMW;
+// the last decrement acquires all the others; the wake (acq_rel on the task state)
+// carries everything to the waiter. Scope: device (the board is only seen by the GPU).
+#pragma once
+#include <cstdint>
+
+#include "weft/detail/run.hpp"
+#include "weft/executor/device_hooks.hpp"
+
+#if WEFT_CUDA_COMPILE
+namespace weft::exec {
+
+inline constexpr std::uint32_t bulk_private_chunks = 2;
+inline constexpr std::uint32_t bulk_claims_per_trip = 16;
+inline constexpr std::uint32_t warp_full_mask = 0xffffffffu;
+
+__device__ inline detail::device_atomic<std::uint64_t> claim_of(bulk_slot& s) noexcept {
+  return detail::device_atomic<std::uint64_t>(s.claim);
+}
+
+// Lane 0: grants up to k wake tokens, never more tokens than sleeping warps.
+__device__ inline void notify_many(device_sched& d, std::uint32_t k) noexcept {
+  detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
+  if (k == 0 || sleepers.load(detail::mo_relaxed) == 0) return;
+  detail::fence_device_seq_cst();  // the publication before the re-read (pairs with park_lane0)
+  const std::uint32_t s = sleepers.load(detail::mo_relaxed);
+  std::uint32_t tk = tokens.load(detail::mo_relaxed);
+  while (tk < s) {
+    const std::uint32_t want = s - tk < k ? s : tk + k;
+    if (tokens.compare_exchange_weak(tk, want, detail::mo_relaxed, detail::mo_relaxed)) return;
+  }
+}
+
+// Lane 0: copies j into a free slot and publishes it; -1 when every slot is taken.
+__device__ inline int publish_bulk_lane0(device_sched& d, const detail::bulk_job& j, std::uint32_t start) noexcept {
+  for (std::uint32_t k = 0; k < bulk_board_slots; ++k) {
+    const std::uint32_t i = (start + k) % bulk_board_slots;
+    bulk_slot& s = d.bulk_board[i];
+    detail::device_atomic<std::uint32_t> busy(s.busy);
+    std::uint32_t expected = 0;
+    if (busy.load(detail::mo_relaxed) != 0 ||
+        !busy.compare_exchange_strong(expected, 1, detail::mo_acquire, detail::mo_relaxed))
+      continue;
+    s.job = j;
+    detail::device_atomic<std::uint32_t>(s.remaining).store(j.chunks, detail::mo_relaxed);
+    claim_of(s).store(std::uint64_t{j.chunks} << 32, detail::mo_release);  // publication
+    detail::device_atomic<std::uint32_t>(d.bulk_active).fetch_add(1, detail::mo_relaxed);
+    notify_many(d, j.chunks - 1 < 64 ? j.chunks - 1 : 64);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Lane 0, after the warp finished one chunk of slot s: the last one closes the slot
+// and wakes the waiter.
+__device__ inline void finish_chunk_lane0(device_sched& d, bulk_slot& s) noexcept {
+  if (detail::device_atomic<std::uint32_t>(s.remaining).fetch_sub(1, detail::mo_acq_rel) != 1) return;
+  detail::task_header* waiter = s.job.waiter;
+  claim_of(s).store(0, detail::mo_relaxed);  // closed: a late claimer gets nothing
+  detail::device_atomic<std::uint32_t>(s.busy).store(0, detail::mo_release);
+  detail::device_atomic<std::uint32_t>(d.bulk_active).fetch_sub(1, detail::mo_relaxed);
+  detail::wake(waiter);
+}
+
+__device__ inline bool slot_open(device_sched& d, std::uint32_t i) noexcept {
+  const std::uint64_t w = claim_of(d.bulk_board[i]).load(detail::mo_relaxed);
+  return static_cast<std::uint32_t>(w) < static_cast<std::uint32_t>(w >> 32);
+}
+
+// Warp-collective: takes and runs chunks from the board, up to bulk_claims_per_trip.
+// Returns true when it ran any.
+__device__ inline bool help_bulk(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
+  std::uint32_t active = 0;
+  if (lane == 0) active = detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed);
+  if (__shfl_sync(warp_full_mask, active, 0) == 0) return false;
+  static_assert(bulk_board_slots == 2 * WEFT_WARP_SIZE, "help_bulk looks at two slots per lane");
+  bool ran = false;
+  for (std::uint32_t round = 0; round < bulk_claims_per_trip; ++round) {
+    const std::uint32_t lo = __ballot_sync(warp_full_mask, slot_open(d, lane));
+    const std::uint32_t hi = __ballot_sync(warp_full_mask, slot_open(d, lane + WEFT_WARP_SIZE));
+    if ((lo | hi) == 0) break;
+    const std::uint32_t mask = lo ? lo : hi, rot = id % WEFT_WARP_SIZE;  // spread warps over jobs
+    const std::uint32_t turned = rot ? (mask >> rot) | (mask << (WEFT_WARP_SIZE - rot)) : mask;
+    const std::uint32_t i = ((__ffs(turned) - 1 + rot) % WEFT_WARP_SIZE) + (lo ? 0 : WEFT_WARP_SIZE);
+    bulk_slot& s = d.bulk_board[i];
+    std::uint64_t old = 0;
+    if (lane == 0) old = claim_of(s).fetch_add(1, detail::mo_acq_rel);
+    old = __shfl_sync(warp_full_mask, old, 0);
+    const std::uint32_t c = static_cast<std::uint32_t>(old);
+    if (c >= static_cast<std::uint32_t>(old >> 32)) continue;  // raced to the end: look again
+    __syncwarp();  // every lane reads the descriptor after lane 0's claim (acquire)
+    const detail::bulk_job j = s.job;
+    j.run_chunk(j, c, lane);
+    __syncwarp();  // all lanes' writes before lane 0's release below
+    if (lane == 0) finish_chunk_lane0(d, s);
+    ran = true;
+  }
+  return ran;
+}
+
+// Warp-collective, after a batch: runs or publishes the jobs this warp's lanes posted.
+__device__ inline void run_posted_bulk(device_sched& d, staging_area& st, std::uint32_t id, std::uint32_t lane) noexcept {
+  __syncwarp();  // the lanes' posts of this batch
+  const std::uint32_t n = st.bulk_count;
+  if (n == 0) return;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    detail::bulk_job* j = st.bulk_jobs[k];
+    int slot = -1;
+    if (lane == 0 && j->chunks > bulk_private_chunks) slot = publish_bulk_lane0(d, *j, id);
+    if (__shfl_sync(warp_full_mask, slot, 0) >= 0) continue;  // the board has it now
+    for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane);
+    __syncwarp();  // every lane is done with *j and its writes are ordered before the wake
+    if (lane == 0) detail::wake(j->waiter);  // j lives in the waiter's frame: last use
+  }
+  __syncwarp();
+  if (lane == 0) st.bulk_count = 0;
+  __syncwarp();
+}
+
+}  // namespace weft::exec
+#endif  // WEFT_CUDA_COMPILE

@@ -1,0 +1,174 @@
+// weft/bulk.hpp - data-parallel work from a task: bulk(n, f) and bulk_warps(k, f).
+//
+//   co_await weft::bulk(n, [=] WEFT_HOST_DEVICE (std::size_t i) { y[i] = a * x[i] + y[i]; });
+//   co_await weft::bulk_warps(k, [=] WEFT_HOST_DEVICE (weft::warp_ctx& w) { ... w.reduce_add(v) ... });
+//   weft::result<void> r = co_await weft::try_await(weft::bulk(n, f));
+//
+// bulk(n, f) calls f(i) once for every i < n; bulk_warps(k, f) calls f(w) on each of k
+// warp jobs, with all 32 lanes of a warp (weft/warp.hpp). The awaiting task resumes when
+// the last call has returned, and sees every write the calls made. The calls run
+// concurrently and in no particular order; f must not wait for another call.
+//
+// On the GPU the work runs on the executor's worker warps, between their task batches;
+// no kernel is launched (design: executor/weft/executor/device_bulk.hpp):
+//   * bulk cuts [0, n) into chunks of 1024 or more consecutive indices; lane l of a warp
+//     runs indices begin + l, begin + l + 32, ... so a warp's accesses coalesce;
+//   * a job of one or two chunks runs on the warp whose lane posted it, right after its
+//     batch: no other warp is involved, which is what keeps a chain of small steps fast;
+//   * a larger job goes on the bulk board, where idle warps are woken to take chunks.
+// On the host backend the calls run on the awaiting task's worker thread before it goes
+// on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp).
+//
+// f is copied into the awaiting task's frame and called through a const reference from
+// many lanes at once. Errors: bulk_warps with more than 2^30 warp jobs, or either one
+// with more than 2^30 chunks, is invalid_argument; bulk_warps in a kernel with no
+// executor (run_inline) is backend_unavailable. As for any await, the error fails the
+// awaiting task, or is returned by try_await(bulk(...)). n == 0 completes at once.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "weft/detail/bulk_job.hpp"
+#include "weft/detail/run.hpp"
+#include "weft/result.hpp"
+#include "weft/warp.hpp"
+
+namespace weft {
+
+namespace detail {
+
+template <class F>
+WEFT_HOST_DEVICE void run_element_chunk(const bulk_job& j, std::uint32_t c, std::uint32_t lane) {
+  const F& f = *static_cast<const F*>(j.fn);
+  const std::uint64_t begin = std::uint64_t{c} * j.chunk_items;
+  const std::uint64_t end = j.n - begin < j.chunk_items ? j.n : begin + j.chunk_items;
+#if WEFT_DEVICE_PASS
+  for (std::uint64_t i = begin + lane; i < end; i += WEFT_WARP_SIZE) f(static_cast<std::size_t>(i));
+#else
+  (void)lane;
+  for (std::uint64_t i = begin; i < end; ++i) f(static_cast<std::size_t>(i));
+#endif
+}
+
+template <class F>
+struct warp_body_arg {
+  const F* f;
+  std::uint64_t warp;
+  std::uint64_t warps;
+};
+
+template <class F>
+WEFT_HOST_DEVICE void run_warp_chunk(const bulk_job& j, std::uint32_t c, std::uint32_t lane) {
+  const F& f = *static_cast<const F*>(j.fn);
+#if WEFT_DEVICE_PASS
+  warp_ctx w(lane, c, j.n);
+  f(w);
+#else
+  (void)lane;
+  warp_body_arg<F> a{&f, c, j.n};
+  host_run_warp(
+      [](void* p, std::uint32_t l, warp_emu* e) {
+        auto* arg = static_cast<warp_body_arg<F>*>(p);
+        warp_ctx w(l, arg->warp, arg->warps, e);
+        (*arg->f)(w);
+      },
+      &a);
+#endif
+}
+
+// Why a job cannot run, before it is handed to the executor (errc{} when it can).
+WEFT_HOST_DEVICE inline errc check_bulk(std::uint64_t n, bool warps) noexcept {
+  if (warps && n > bulk_max_chunks) return errc::invalid_argument;
+  if (!warps && n > bulk_max_chunks * 0x80000000ull) return errc::invalid_argument;  // chunk_items < 2^31
+  return errc{};
+}
+
+// Hands a job to the device executor (device_hooks.hpp): the posting warp runs or
+// publishes it after its batch. The host backend never gets here (it runs bulk work in
+// await_ready).
+WEFT_HOST_DEVICE inline errc submit_bulk(bulk_job* j) noexcept {
+#if WEFT_DEVICE_PASS
+  return device_submit_bulk(j);
+#else
+  (void)j;
+  return errc::backend_unavailable;
+#endif
+}
+
+#if !WEFT_DEVICE_PASS
+// The host backend: every chunk on the calling thread, in order.
+inline void run_bulk_on_host(bulk_job& j) {
+  j.chunk_items = j.warps ? 1u : 0x40000000u;
+  const std::uint64_t chunks = (j.n + j.chunk_items - 1) / j.chunk_items;
+  for (std::uint64_t c = 0; c < chunks; ++c) j.run_chunk(j, static_cast<std::uint32_t>(c), 0);
+}
+#endif
+
+template <class F, bool Warps, bool Catches>
+struct bulk_awaiter {
+  using weft_awaitable = void;
+  F f;
+  std::uint64_t n;
+  bulk_job job{};
+  errc failed{};
+
+  WEFT_HOST_DEVICE bool await_ready() {
+    if (n == 0) return true;
+    failed = check_bulk(n, Warps);
+    if (failed != errc{}) return false;  // await_suspend reports it
+    if constexpr (Warps) job.run_chunk = &run_warp_chunk<F>;
+    else job.run_chunk = &run_element_chunk<F>;
+    job.fn = &f;
+    job.n = n;
+    job.warps = Warps;
+#if WEFT_DEVICE_PASS
+    if (device_has_executor()) return false;
+    if constexpr (Warps) {
+      failed = errc::backend_unavailable;  // run_inline: one lane cannot be a warp
+      return false;
+    } else {
+      for (std::uint64_t i = 0; i < n; ++i) f(static_cast<std::size_t>(i));  // run_inline: this lane alone
+      return true;
+    }
+#else
+    run_bulk_on_host(job);
+    return true;
+#endif
+  }
+  template <class P>
+  WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) noexcept {
+    task_header* me = promise_of(h.address()).root;
+    if (failed == errc{}) {
+      job.waiter = me;
+      me->act = action::park;  // before the job can finish: it wakes us (NOTIFIED covers a race)
+      failed = submit_bulk(&job);
+      if (failed == errc{}) return true;
+    }
+    me->act = action::none;
+    if constexpr (Catches) return false;
+    fail_current(h, failed);
+    return true;
+  }
+  WEFT_HOST_DEVICE auto await_resume() const noexcept {
+    if constexpr (Catches) return failed == errc{} ? result<void>{} : result<void>(unexpected(failed));
+  }
+  // try_await(bulk(...)): the error as a result<void> instead of failing the task.
+  WEFT_HOST_DEVICE bulk_awaiter<F, Warps, true> as_result() { return {std::move(f), n}; }
+};
+
+}  // namespace detail
+
+// Calls f(i) for every i < n, spread over the worker warps; resumes when all returned.
+template <class F>
+WEFT_HOST_DEVICE detail::bulk_awaiter<F, false, false> bulk(std::size_t n, F f) {
+  return {std::move(f), n};
+}
+
+// Runs f(w) on k warp jobs of 32 lanes each (weft::warp_ctx); resumes when all returned.
+template <class F>
+WEFT_HOST_DEVICE detail::bulk_awaiter<F, true, false> bulk_warps(std::size_t k, F f) {
+  return {std::move(f), k};
+}
+
+}  // namespace weft

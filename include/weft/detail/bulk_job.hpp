@@ -1,0 +1,36 @@
+// weft/detail/bulk_job.hpp - the descriptor of one co_await bulk(...) / bulk_warps(...).
+//
+// A bulk job is n items cut into `chunks` chunks. A chunk is the unit a warp takes at
+// once: `chunk_items` consecutive elements for bulk() (lane l runs items begin + l,
+// begin + l + 32, ... so a warp's accesses coalesce), or one warp job for bulk_warps().
+// The descriptor lives in the awaiting task's frame (inside the awaiter) until the job
+// is handed to the executor; the callable it points to stays there until the task
+// resumes, which is after the last chunk finished.
+#pragma once
+#include <cstdint>
+
+#include "weft/config.hpp"
+#include "weft/detail/task_header.hpp"
+
+namespace weft::detail {
+
+struct bulk_job;
+
+// Runs chunk `c` of the job. Device: called by all 32 lanes of a warp, converged, each
+// with its lane id. Host: called once per chunk with lane 0 (it runs the whole warp).
+using bulk_chunk_fn = void (*)(const bulk_job& job, std::uint32_t c, std::uint32_t lane);
+
+struct bulk_job {
+  bulk_chunk_fn run_chunk = nullptr;
+  const void* fn = nullptr;        // the user's callable, in the awaiting frame
+  std::uint64_t n = 0;             // elements (bulk) or warp jobs (bulk_warps)
+  std::uint32_t chunk_items = 1;   // elements per chunk (1 for warp jobs)
+  std::uint32_t chunks = 0;        // number of chunks
+  bool warps = false;              // bulk_warps: each chunk is one warp job
+  task_header* waiter = nullptr;   // the root to wake when the last chunk finished
+};
+
+// The largest number of chunks (and of warp jobs) one job may have.
+inline constexpr std::uint64_t bulk_max_chunks = std::uint64_t{1} << 30;
+
+}  // namespace weft::detail

@@ -1,0 +1,221 @@
+// bulk and bulk_warps: every index exactly once, dependent steps, warp collectives
+// (the host backend emulates them with fibers), errors, and bulk beside tasks.
+//
+// Backend-agnostic (WEFT_BACKEND picks the backend; ctest sets host). Buffers are
+// weft_test::shared_array: managed memory when a GPU is there, created before the
+// runtime so that they outlive it.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "shared_array.hpp"
+#include "support.hpp"
+
+using weft::errc;
+using weft_test::any_backend_config;
+using weft_test::code;
+using weft_test::code_of;
+using weft_test::shared_array;
+
+namespace {
+
+// Counts each index's calls and records f(i) = 3i + 1; returns 0.
+WEFT_HOST_DEVICE weft::task<int> count_indices(int* counts, long long* values, std::size_t n) {
+  co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) {
+    weft_test::atomic_add(counts[i], 1);
+    values[i] = 3 * static_cast<long long>(i) + 1;
+  });
+  co_return 0;
+}
+
+// `tasks` tasks at once, each over its own segment of `per` indices.
+WEFT_HOST_DEVICE weft::task<int> many_bulks(int* counts, long long* values, int tasks, std::size_t per) {
+  weft::join_handle<int> hs[128];
+  for (int t = 0; t < tasks; ++t) hs[t] = weft::spawn(count_indices(counts + t * per, values + t * per, per));
+  int failed = 0;
+  for (int t = 0; t < tasks; ++t) failed += (co_await weft::try_await(std::move(hs[t]))).has_value() ? 0 : 1;
+  co_return failed;
+}
+
+// `steps` dependent steps: each reads what the previous one wrote, shifted by one.
+WEFT_HOST_DEVICE weft::task<int> dependent_steps(int* a, int* b, std::size_t n, int steps) {
+  for (int s = 0; s < steps; ++s) {
+    int* src = s % 2 ? b : a;
+    int* dst = s % 2 ? a : b;
+    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { dst[i] = src[(i + 1) % n] * 3 + s; });
+  }
+  co_return 0;
+}
+
+// Each warp job checks its collectives against what they must give; counts mismatches.
+WEFT_HOST_DEVICE weft::task<int> warp_collectives(int* errors, int* out, std::size_t jobs) {
+  co_await weft::bulk_warps(jobs, [=] WEFT_HOST_DEVICE(weft::warp_ctx& w) {
+    const int l = static_cast<int>(w.lane());
+    const int j = static_cast<int>(w.warp());
+    const int v = j * 32 + l;
+    int bad = 0;
+    bad += w.warps() != jobs;
+    bad += w.reduce_add(v) != j * 32 * 32 + 496;
+    bad += w.reduce(v, [] WEFT_HOST_DEVICE(int x, int y) { return x > y ? x : y; }) != j * 32 + 31;
+    bad += w.ballot(l % 3 == 0) != 0x49249249u;
+    bad += w.shfl(v, (l + 5) % 32) != j * 32 + (l + 5) % 32;
+    bad += w.shfl_xor(static_cast<long long>(v) << 20, 1) != static_cast<long long>(j * 32 + (l ^ 1)) << 20;
+    out[v] = v * 7;
+    w.sync();  // the other lanes' writes are visible after it
+    bad += out[j * 32 + (l + 1) % 32] != (j * 32 + (l + 1) % 32) * 7;
+    if (l % 2 == 0) bad += 0;  // diverge, then meet again at the next collective
+    bad += w.ballot(true) != 0xffffffffu;
+    if (bad) weft_test::atomic_add(*errors, bad);
+  });
+  co_return 0;
+}
+
+// reduce_add of floats, one result per warp job (written by lane 0).
+WEFT_HOST_DEVICE weft::task<int> float_sums(float* sums, std::size_t jobs) {
+  co_await weft::bulk_warps(jobs, [=] WEFT_HOST_DEVICE(weft::warp_ctx& w) {
+    const float x = (static_cast<float>(w.warp()) + 1.0f) / (static_cast<float>(w.lane()) + 3.0f);
+    const float s = w.reduce_add(x);
+    if (w.lane() == 0) sums[w.warp()] = s;
+  });
+  co_return 0;
+}
+
+// The codes try_await reports for edge sizes, packed base 100.
+WEFT_HOST_DEVICE weft::task<int> bulk_edge_codes(int* calls) {
+  auto f = [=] WEFT_HOST_DEVICE(std::size_t) { weft_test::atomic_add(*calls, 1); };
+  auto g = [=] WEFT_HOST_DEVICE(weft::warp_ctx&) { weft_test::atomic_add(*calls, 1); };
+  const int none = code_of(co_await weft::try_await(weft::bulk(0, f)));
+  const int no_warps = code_of(co_await weft::try_await(weft::bulk_warps(0, g)));
+  const int too_many = code_of(co_await weft::try_await(weft::bulk_warps(std::size_t{1} << 31, g)));
+  co_return none * 10000 + no_warps * 100 + too_many;
+}
+
+// Tasks that yield beside tasks that await bulk steps: both finish.
+WEFT_HOST_DEVICE weft::task<int> yielder(int rounds) {
+  for (int k = 0; k < rounds; ++k) co_await weft::yield();
+  co_return 1;
+}
+WEFT_HOST_DEVICE weft::task<int> stepper(int* buf, std::size_t n, int steps) {
+  for (int s = 0; s < steps; ++s)
+    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { buf[i] += 1; });
+  co_return 1;
+}
+WEFT_HOST_DEVICE weft::task<int> bulk_beside_tasks(int* buf, std::size_t n, int pairs, int steps) {
+  weft::join_handle<int> hs[256];
+  for (int p = 0; p < pairs; ++p) {
+    hs[2 * p] = weft::spawn(stepper(buf + p * n, n, steps));
+    hs[2 * p + 1] = weft::spawn(yielder(steps));
+  }
+  int done = 0;
+  for (int k = 0; k < 2 * pairs; ++k) done += co_await std::move(hs[k]);
+  co_return done;
+}
+
+// The host's view of the device's butterfly: lane l adds lane l ^ m for m = 16 .. 1.
+float butterfly_sum(std::size_t job) {
+  float v[32], next[32];
+  for (int l = 0; l < 32; ++l) v[l] = (static_cast<float>(job) + 1.0f) / (static_cast<float>(l) + 3.0f);
+  for (int m = 16; m != 0; m /= 2) {
+    for (int l = 0; l < 32; ++l) next[l] = v[l] + v[l ^ m];
+    std::memcpy(v, next, sizeof v);
+  }
+  return v[0];
+}
+
+}  // namespace
+
+TEST_CASE("bulk calls f(i) exactly once for every index, from tiny to large n", "[bulk]") {
+  // compute-sanitizer runs (WEFT_TEST_SMALL) stop at 100000: it runs each access ~100x slower.
+  const bool small = std::getenv("WEFT_TEST_SMALL") != nullptr;
+  const std::size_t sizes[] = {1, 31, 1024, 2048, 3000, 100000, small ? 100000 : std::size_t{1} << 20};
+  shared_array<int> counts(std::size_t{1} << 20);
+  shared_array<long long> values(std::size_t{1} << 20);
+  weft::runtime rt(any_backend_config());
+  for (std::size_t n : sizes) {
+    std::memset(counts.data(), 0, n * sizeof(int));
+    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int* c, long long* v, std::size_t m) { return count_indices(c, v, m); },
+                        counts.data(), values.data(), n) == 0);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      wrong += counts[i] != 1 || values[i] != 3 * static_cast<long long>(i) + 1;
+    INFO("n = " << n);
+    REQUIRE(wrong == 0);
+  }
+}
+
+TEST_CASE("many tasks awaiting bulk work at once each get all of theirs, even past the board's slots", "[bulk]") {
+  const int tasks = 100;  // more jobs than the device's 64 board slots: some run on their own warp
+  const std::size_t per = 20000;
+  shared_array<int> counts(tasks * per);
+  shared_array<long long> values(tasks * per);
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int* c, long long* v, int t, std::size_t p) { return many_bulks(c, v, t, p); },
+                      counts.data(), values.data(), tasks, per) == 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < tasks * per; ++i) wrong += counts[i] != 1 || values[i] != 3 * static_cast<long long>(i % per) + 1;
+  REQUIRE(wrong == 0);
+}
+
+TEST_CASE("a chain of dependent bulk steps sees each step's writes", "[bulk]") {
+  const std::size_t n = 4096;
+  const int steps = 200;
+  shared_array<int> a(n), b(n);
+  std::vector<int> ra(n), rb(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<int>(i % 97);
+  for (int s = 0; s < steps; ++s) {
+    std::vector<int>& src = s % 2 ? rb : ra;
+    std::vector<int>& dst = s % 2 ? ra : rb;
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3 + s;
+  }
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int* x, int* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
+                      a.data(), b.data(), n, steps) == 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
+  REQUIRE(wrong == 0);
+}
+
+TEST_CASE("bulk_warps gives each warp job 32 lanes whose shfl, ballot, reduce and sync agree", "[bulk]") {
+  const std::size_t jobs = 300;
+  shared_array<int> errors(1), out(jobs * 32);
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int* e, int* o, std::size_t k) { return warp_collectives(e, o, k); },
+                      errors.data(), out.data(), jobs) == 0);
+  REQUIRE(errors[0] == 0);
+  for (std::size_t i = 0; i < jobs * 32; ++i) REQUIRE(out[i] == static_cast<int>(i) * 7);
+}
+
+TEST_CASE("warp reductions of floats give the same bits on every backend", "[bulk]") {
+  const std::size_t jobs = 64;
+  shared_array<float> sums(jobs);
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(float* s, std::size_t k) { return float_sums(s, k); }, sums.data(), jobs) == 0);
+  for (std::size_t j = 0; j < jobs; ++j) {
+    const float want = butterfly_sum(j);
+    REQUIRE(std::memcmp(&sums[j], &want, sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("empty bulk work completes at once, and too many warp jobs is invalid_argument", "[bulk]") {
+  shared_array<int> calls(1);
+  weft::runtime rt(any_backend_config());
+  const int codes = rt.block_on([] WEFT_HOST_DEVICE(int* c) { return bulk_edge_codes(c); }, calls.data());
+  REQUIRE(codes == code(errc::invalid_argument));  // 0 * 10000 + 0 * 100 + invalid_argument
+  REQUIRE(calls[0] == 0);
+}
+
+TEST_CASE("tasks awaiting bulk steps and tasks that yield share the workers and all finish", "[bulk][stress]") {
+  const int pairs = 100;
+  const std::size_t n = 5000;
+  const int steps = 50;
+  shared_array<int> buf(pairs * n);
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int* b, std::size_t m, int p, int s) { return bulk_beside_tasks(b, m, p, s); },
+                      buf.data(), n, pairs, steps) == 2 * pairs);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < pairs * n; ++i) wrong += buf[i] != steps;
+  REQUIRE(wrong == 0);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+}
