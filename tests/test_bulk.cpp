@@ -40,11 +40,11 @@ WEFT_HOST_DEVICE weft::task<int> many_bulks(int* counts, long long* values, int 
 }
 
 // `steps` dependent steps: each reads what the previous one wrote, shifted by one.
-WEFT_HOST_DEVICE weft::task<int> dependent_steps(int* a, int* b, std::size_t n, int steps) {
+WEFT_HOST_DEVICE weft::task<int> dependent_steps(unsigned* a, unsigned* b, std::size_t n, int steps) {
   for (int s = 0; s < steps; ++s) {
-    int* src = s % 2 ? b : a;
-    int* dst = s % 2 ? a : b;
-    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { dst[i] = src[(i + 1) % n] * 3 + s; });
+    unsigned* src = s % 2 ? b : a;
+    unsigned* dst = s % 2 ? a : b;
+    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { dst[i] = src[(i + 1) % n] * 3u + unsigned(s); });
   }
   co_return 0;
 }
@@ -161,16 +161,16 @@ TEST_CASE("many tasks awaiting bulk work at once each get all of theirs, even pa
 TEST_CASE("a chain of dependent bulk steps sees each step's writes", "[bulk]") {
   const std::size_t n = 4096;
   const int steps = 200;
-  shared_array<int> a(n), b(n);
-  std::vector<int> ra(n), rb(n);
-  for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<int>(i % 97);
+  shared_array<unsigned> a(n), b(n);  // unsigned: the values wrap
+  std::vector<unsigned> ra(n), rb(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<unsigned>(i % 97);
   for (int s = 0; s < steps; ++s) {
-    std::vector<int>& src = s % 2 ? rb : ra;
-    std::vector<int>& dst = s % 2 ? ra : rb;
-    for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3 + s;
+    std::vector<unsigned>& src = s % 2 ? rb : ra;
+    std::vector<unsigned>& dst = s % 2 ? ra : rb;
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + unsigned(s);
   }
   weft::runtime rt(any_backend_config());
-  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int* x, int* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
                       a.data(), b.data(), n, steps) == 0);
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
