@@ -141,7 +141,7 @@ struct bulk_awaiter {
     task_header* me = promise_of(h.address()).root;
     if (failed == errc{}) {
       job.waiter = me;
-      me->act = action::park;  // before the job can finish: it wakes us (NOTIFIED covers a race)
+      me->act = action::park;  // before the job can finish: it wakes us (SCHEDULED|RUNNING covers a race)
       failed = submit_bulk(&job);
       if (failed == errc{}) return true;
     }

@@ -110,7 +110,7 @@ struct permit_awaiter {
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) const noexcept {
     task_header* me = root_of(h);
     if (pool->take_or_enqueue(me)) return false;
-    me->act = action::park;  // still RUNNING: a wake that came already set NOTIFIED
+    me->act = action::park;  // still RUNNING: a wake that came already set SCHEDULED beside RUNNING
     return true;
   }
   WEFT_HOST_DEVICE void await_resume() const noexcept {}

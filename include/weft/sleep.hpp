@@ -16,7 +16,7 @@
 //
 // Protocol: await_suspend sets act = park, then asks detail::schedule_at to wake the
 // task at the deadline. The timer may fire before await_suspend returns (the task is
-// still RUNNING: NOTIFIED covers that), so nothing is read or written after the call
+// still RUNNING: SCHEDULED|RUNNING covers that), so nothing is read or written after the call
 // except the task's own `act` and `failure` when the call refused (and then no wake
 // will come). One registration, one wake: the task_header.hpp invariant.
 #pragma once

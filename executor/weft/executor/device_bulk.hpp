@@ -31,7 +31,10 @@
 // Memory orders: a chunk's writes (every lane's) are ordered before its remaining
 // decrement by __syncwarp (memory ordering among the warp's lanes) and the acq_rel RMW;
 // the last decrement acquires all the others; the wake (acq_rel on the task state)
-// carries everything to the waiter. Scope: device (the board is only seen by the GPU).
+// carries everything to the waiter. A private job wakes with wake_from_own_warp
+// (relaxed): the waiter parked on this warp and every write was this warp's, ordered by
+// __syncwarp, so no acquire is needed and the SM's L1 stays valid. Scope: device (the
+// board is only seen by the GPU).
 #pragma once
 #include <cstdint>
 
@@ -141,7 +144,7 @@ __device__ inline void run_posted_bulk(device_sched& d, staging_area& st, std::u
     if (__shfl_sync(warp_full_mask, slot, 0) >= 0) continue;  // the board has it now
     for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane);
     __syncwarp();  // every lane is done with *j and its writes are ordered before the wake
-    if (lane == 0) detail::wake(j->waiter);  // j lives in the waiter's frame: last use
+    if (lane == 0) detail::wake_from_own_warp(j->waiter);  // j lives in the waiter's frame: last use
   }
   __syncwarp();
   if (lane == 0) st.bulk_count = 0;

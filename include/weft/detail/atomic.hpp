@@ -35,6 +35,11 @@ inline constexpr memory_order mo_seq_cst = cuda::std::memory_order_seq_cst;
 WEFT_HOST_DEVICE inline void fence_device_seq_cst() noexcept {
   cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_device);
 }
+// An acquire fence among the threads that share device memory (after a relaxed RMW that
+// read a release: the pair synchronises).
+WEFT_HOST_DEVICE inline void fence_device_acquire() noexcept {
+  cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
+}
 #else
 template <class T>
 using device_atomic = std::atomic_ref<T>;
@@ -47,6 +52,7 @@ inline constexpr memory_order mo_release = std::memory_order_release;
 inline constexpr memory_order mo_acq_rel = std::memory_order_acq_rel;
 inline constexpr memory_order mo_seq_cst = std::memory_order_seq_cst;
 inline void fence_device_seq_cst() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void fence_device_acquire() noexcept { std::atomic_thread_fence(std::memory_order_acquire); }
 #endif
 
 }  // namespace weft::detail

@@ -94,7 +94,7 @@ WEFT_HOST_DEVICE inline std::uint64_t now_ns() noexcept {
 
 // Wakes `t` (detail::wake, exactly once) at or after `deadline_ns`. The caller is the
 // task itself, RUNNING on its way to parking: it has set act = park before the call,
-// so the wake may come at once (NOTIFIED covers that). Returns why the timer refused
+// so the wake may come at once (SCHEDULED|RUNNING covers that). Returns why the timer refused
 // the task (it must then not park: sleep_for fails it instead), errc{} on success:
 // backend_unavailable without a scheduler (run_inline), queue_full when the device's
 // timer heap is full.

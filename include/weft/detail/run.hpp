@@ -51,42 +51,64 @@ WEFT_HOST_DEVICE inline run_result run_task(task_header* t) noexcept {
   }
 }
 
+// Memory orders of the run transitions. On the host every transition is acq_rel (an
+// x86 RMW is a full barrier anyway). On the GPU an acquire at device scope also
+// invalidates the SM's L1, so the next resume reads the frame from L2, one round trip
+// per dependent load; the device therefore acquires only where nothing else did:
+//   begin_run      relaxed: every way a task reaches a worker warp already carried an
+//                  acquire on that warp (a steal's or an inject pop's acquire, the wake
+//                  RMW of the lane that put it in the warp's staging area, the acquire of
+//                  end_run_parked below, a host submission's acquire), or the task last
+//                  ran on that same warp; __syncwarp passes it between the warp's lanes.
+//   end_run_yielded  relaxed: the task goes into the worker's own ring, whose tail
+//                  store (release) publishes the frame to thieves.
+//   end_run_parked release (the waker acquires it), plus an acquire fence when a
+//                  wake-up came during the run: the waker's writes, for our requeue.
+#if WEFT_DEVICE_PASS
+inline constexpr memory_order mo_begin_run = mo_relaxed;
+inline constexpr memory_order mo_end_yield = mo_relaxed;
+inline constexpr memory_order mo_end_park = mo_release;
+#else
+inline constexpr memory_order mo_begin_run = mo_acq_rel;
+inline constexpr memory_order mo_end_yield = mo_acq_rel;
+inline constexpr memory_order mo_end_park = mo_acq_rel;
+#endif
+
 // SCHEDULED -> RUNNING: the worker that popped the task now owns it.
 WEFT_HOST_DEVICE inline void begin_run(task_header* t) noexcept {
-  state_of(t).fetch_xor(task_state::scheduled | task_state::running, mo_acq_rel);
+  state_of(t).fetch_xor(task_state::scheduled | task_state::running, mo_begin_run);
 }
 
-// RUNNING -> idle, or RUNNING -> SCHEDULED when a wake-up arrived during the run.
-// Returns true when the caller must requeue the task.
+// RUNNING -> idle, or RUNNING -> SCHEDULED when a wake-up arrived during the run (it
+// left SCHEDULED set beside RUNNING). Returns true when the caller must requeue the task.
 WEFT_HOST_DEVICE inline bool end_run_parked(task_header* t) noexcept {
-  auto st = state_of(t);
-  std::uint32_t s = st.load(mo_relaxed);
-  for (;;) {
-    const bool notified = (s & task_state::notified) != 0;
-    const std::uint32_t n = notified ? ((s & ~(task_state::notified | task_state::running)) | task_state::scheduled)
-                                     : (s & ~task_state::running);
-    if (st.compare_exchange_weak(s, n, mo_acq_rel, mo_relaxed)) return notified;
-  }
+  if ((state_of(t).fetch_and(~task_state::running, mo_end_park) & task_state::scheduled) == 0) return false;
+  if (WEFT_DEVICE_PASS) fence_device_acquire();  // the waker's writes (see above)
+  return true;
 }
 
 // RUNNING -> SCHEDULED for a yield. No wake-up can be pending (see the invariant).
 WEFT_HOST_DEVICE inline void end_run_yielded(task_header* t) noexcept {
-  state_of(t).fetch_xor(task_state::running | task_state::scheduled, mo_acq_rel);
+  state_of(t).fetch_xor(task_state::running | task_state::scheduled, mo_end_yield);
 }
 
 // Wakes a parked task. Returns true when the caller must queue it (it was idle); false
-// when its current runner will requeue it (it was still RUNNING).
+// when its current runner will requeue it (it was still RUNNING: SCHEDULED now tells it).
 WEFT_HOST_DEVICE inline bool wake_needs_queue(task_header* t) noexcept {
-  auto st = state_of(t);
-  std::uint32_t s = st.load(mo_relaxed);
-  for (;;) {
-    const std::uint32_t n = (s & task_state::running) ? (s | task_state::notified) : (s | task_state::scheduled);
-    if (st.compare_exchange_weak(s, n, mo_acq_rel, mo_relaxed)) return (s & task_state::running) == 0;
-  }
+  return (state_of(t).fetch_or(task_state::scheduled, mo_acq_rel) & task_state::running) == 0;
 }
 
 WEFT_HOST_DEVICE inline void wake(task_header* t) noexcept {
   if (wake_needs_queue(t)) schedule(t);
+}
+
+// wake() for a waker that shares everything with the task already: the task parked on
+// the waker's own warp in this trip, and every write the task must see was made by
+// that warp (ordered by __syncwarp). Relaxed: no acquire, so the SM's L1 stays valid
+// for the task's next resume. The device's private bulk jobs use it.
+WEFT_HOST_DEVICE inline void wake_from_own_warp(task_header* t) noexcept {
+  if ((state_of(t).fetch_or(task_state::scheduled, WEFT_DEVICE_PASS ? mo_relaxed : mo_acq_rel) & task_state::running) == 0)
+    schedule(t);
 }
 
 // Wakes a parked task so that it unwinds with `e` instead of resuming. The write to
@@ -110,10 +132,7 @@ WEFT_HOST_DEVICE inline void release_handle(task_header* t) noexcept {
 WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
   const bool failed = promise_of(frame_of(t)).error != errc{};
   const errc err = promise_of(frame_of(t)).error;
-  auto st = state_of(t);
-  std::uint32_t s = st.load(mo_relaxed);
-  while (!st.compare_exchange_weak(s, (s | task_state::completed) & ~task_state::running, mo_acq_rel, mo_relaxed)) {
-  }
+  const std::uint32_t s = state_of(t).fetch_xor(task_state::running | task_state::completed, mo_acq_rel);
   if (s & task_state::awaiter) {
     // The joiner holds the handle and is parked, so the frame stays alive here.
     task_header* j = t->joiner;

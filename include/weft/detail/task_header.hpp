@@ -21,13 +21,17 @@
 // ----------------------------------------------------------------
 //   SCHEDULED    the task sits in a run queue (or is being pushed into one). Set by
 //                whoever makes it runnable (spawn, wake, yield); cleared by the worker
-//                that takes it to run. Exactly one queue entry exists while it is set.
+//                that takes it to run. Exactly one queue entry exists while it is set
+//                without RUNNING.
 //   RUNNING      a worker (a host thread, or a GPU lane) owns the task and is resuming
 //                it. While RUNNING, only that worker touches `current`, `act` and the
 //                frames; that is what makes it safe to read `act` after resume returns.
-//   NOTIFIED     a wake-up arrived while RUNNING (the task registered as a waiter and the
-//                event fired before the worker finished suspending it). The worker sees
-//                it when the task parks and makes the task runnable again at once.
+//   SCHEDULED and RUNNING together: a wake-up arrived while RUNNING (the task registered
+//                as a waiter and the event fired before the worker finished suspending
+//                it). No queue entry exists yet: the worker sees the bit when the task
+//                parks and queues it at once. (One bit for both meanings keeps every
+//                transition a single read-modify-write: each is an L2 round trip on the
+//                GPU, and a worker's trip round its loop is made of them.)
 //   COMPLETED    the root coroutine finished (with a value or an error). Set once; after
 //                it the result in the promise is immutable.
 //   HANDLE       a join_handle (or the host's block_on) still refers to the task. The
@@ -42,7 +46,12 @@
 // Invariant that keeps wake-ups exact: a parked task is registered with at most one
 // waker (one event, one join), and that waker wakes it exactly once. So a wake-up
 // arrives only while the task is parked, or in the short window while it is RUNNING
-// on its way to parking (NOTIFIED covers that window), never while it runs freely.
+// on its way to parking (SCHEDULED|RUNNING covers that window), never while it runs
+// freely or sits in a queue.
+// Transitions, one RMW each: begin_run xor(SCHEDULED|RUNNING); end_run_yielded
+// xor(RUNNING|SCHEDULED); end_run_parked and(~RUNNING) (SCHEDULED in the old value:
+// requeue); wake or(SCHEDULED) (RUNNING in the old value: its worker requeues it);
+// complete xor(RUNNING|COMPLETED).
 //
 // Memory orders: every transition is a read-modify-write on the state word with
 // acq_rel, so the writes a task made before it parked or completed (its result, the
@@ -72,7 +81,7 @@ enum class action : std::uint8_t {
 namespace task_state {
 inline constexpr std::uint32_t scheduled = 1u << 0;
 inline constexpr std::uint32_t running = 1u << 1;
-inline constexpr std::uint32_t notified = 1u << 2;
+// bit 2 is unused (it was NOTIFIED, now SCHEDULED|RUNNING)
 inline constexpr std::uint32_t completed = 1u << 3;
 inline constexpr std::uint32_t handle = 1u << 4;
 inline constexpr std::uint32_t awaiter = 1u << 5;
