@@ -210,6 +210,7 @@ void host_executor::run_one(worker& w, task_header* t) {
     case detail::after_run::requeue_now: push_lifo(w, t); break;
     case detail::after_run::requeue_back: push_local(w, t); break;
     case detail::after_run::idle:
+    case detail::after_run::held:  // only the device executor holds tasks (bulk.hpp)
     case detail::after_run::finished: break;
   }
 }

@@ -143,7 +143,10 @@ struct bulk_awaiter {
       job.waiter = me;
       me->act = action::park;  // before the job can finish: it wakes us (SCHEDULED|RUNNING covers a race)
       failed = submit_bulk(&job);
-      if (failed == errc{}) return true;
+      if (failed == errc{}) {
+        if (job.held) me->act = action::hold;  // a private job: our own warp resumes us
+        return true;
+      }
     }
     me->act = action::none;
     if constexpr (Catches) return false;

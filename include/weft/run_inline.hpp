@@ -22,7 +22,10 @@ WEFT_HOST_DEVICE result<T> run_inline(task<T>&& t) noexcept {
   for (;;) {
     switch (detail::run_task(&p)) {
       case detail::run_result::yielded: continue;
-      case detail::run_result::parked: detail::destroy_frame(frame); return unexpected(errc::would_block);
+      case detail::run_result::parked:
+      case detail::run_result::held:  // (device executor only; run_inline never holds)
+        detail::destroy_frame(frame);
+        return unexpected(errc::would_block);
       case detail::run_result::completed: {
         result<T> r = detail::outcome_of<T>(detail::promise_base_of<detail::task_promise<T>>(frame));
         detail::destroy_frame(frame);

@@ -3,8 +3,10 @@
 // A lane's task posts a job (bulk.hpp -> device_submit_bulk) into its warp's staging
 // area and parks. After the batch the warp handles its posted jobs (run_posted_bulk):
 //   private  a job of at most bulk_private_chunks chunks runs right there, on this warp
-//            alone: no shared word is touched, and the waiter is woken into this warp's
-//            staging area, so a chain of small dependent steps stays on one warp.
+//            alone. Its waiter was held RUNNING (action::hold: nobody else can wake it),
+//            so it goes straight back into this warp's staging area, tagged so that the
+//            next run skips begin_run: no shared word is touched at all, and a chain of
+//            small dependent steps stays on one warp.
 //   board    a larger job is copied into a free slot of the bulk board (device memory,
 //            bulk_board_slots slots) and sleeping warps get wake tokens. Every warp
 //            looks at the board at the top of each trip round its loop (help_bulk) and
@@ -44,7 +46,6 @@
 #if WEFT_CUDA_COMPILE
 namespace weft::exec {
 
-inline constexpr std::uint32_t bulk_private_chunks = 2;
 inline constexpr std::uint32_t bulk_claims_per_trip = 16;
 inline constexpr std::uint32_t warp_full_mask = 0xffffffffu;
 
@@ -140,11 +141,15 @@ __device__ inline void run_posted_bulk(device_sched& d, staging_area& st, std::u
   for (std::uint32_t k = 0; k < n; ++k) {
     detail::bulk_job* j = st.bulk_jobs[k];
     int slot = -1;
-    if (lane == 0 && j->chunks > bulk_private_chunks) slot = publish_bulk_lane0(d, *j, id);
+    if (lane == 0 && !j->held) slot = publish_bulk_lane0(d, *j, id);
     if (__shfl_sync(warp_full_mask, slot, 0) >= 0) continue;  // the board has it now
     for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane);
     __syncwarp();  // every lane is done with *j and its writes are ordered before the wake
-    if (lane == 0) detail::wake_from_own_warp(j->waiter);  // j lives in the waiter's frame: last use
+    if (lane == 0) {
+      detail::task_header* w = j->waiter;  // j lives in the waiter's frame: last use
+      if (j->held) enqueue_from_lane(d, current_lane_ids(), detail::tag_still_running(w), /*may_fail=*/false);
+      else detail::wake_from_own_warp(w);  // the board was full
+    }
   }
   __syncwarp();
   if (lane == 0) st.bulk_count = 0;

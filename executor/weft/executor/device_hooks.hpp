@@ -138,6 +138,9 @@ __device__ inline void device_destroy_root(task_header* t) noexcept {
   device_destroy_frame(frame_of(t));
 }
 
+// Jobs of at most this many chunks run on the posting warp alone (device_bulk.hpp).
+inline constexpr std::uint32_t bulk_private_chunks = 2;
+
 __device__ inline bool device_has_executor() noexcept { return exec::g_device_sched != nullptr; }
 
 // Cuts a bulk job into chunks and leaves it for the posting warp, which runs it or puts
@@ -155,6 +158,7 @@ __device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
     j->chunk_items = static_cast<std::uint32_t>(per);  // < 2^31: check_bulk bounds n
   }
   j->chunks = static_cast<std::uint32_t>((j->n + j->chunk_items - 1) / j->chunk_items);
+  j->held = j->chunks <= bulk_private_chunks;  // always run by this warp: hold the task
   exec::staging_area& st = exec::staging_of_this_warp();
   // Block scope: only this warp's lanes post here, during the batch.
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> cnt(st.bulk_count);

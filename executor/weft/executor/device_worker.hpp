@@ -127,6 +127,7 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
     ring_len = c.st.ring_empty ? 0 : c.w.ring.size_approx();
     inject_len = look_inject && home.size_approx() != 0;
   }
+  if (c.lane == 0 && ring_len == 0) c.st.ring_empty = 1;  // stays empty until our next push
   ring_len = __shfl_sync(full_mask, ring_len, 0);
   inject_len = __shfl_sync(full_mask, inject_len, 0);
   const std::uint32_t take_staged = min(staged, ring_len ? 24u : 32u);
@@ -329,7 +330,12 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     std::uint32_t n = 0;
     detail::task_header* t = gather(c, trip, &n);
     if (n != 0) {
-      const detail::after_run r = t ? detail::run_and_settle(t) : detail::after_run::idle;
+      detail::after_run r = detail::after_run::idle;
+      if (t != nullptr) {
+        const bool held = detail::is_still_running(t);  // back from a private bulk job
+        t = detail::untag(t);
+        r = detail::run_and_settle(t, held);
+      }
       settle(c, t, r);
       run_posted_bulk(d, c.st, id, lane);
       idle_last = false;

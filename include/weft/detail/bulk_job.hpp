@@ -27,6 +27,8 @@ struct bulk_job {
   std::uint32_t chunk_items = 1;   // elements per chunk (1 for warp jobs)
   std::uint32_t chunks = 0;        // number of chunks
   bool warps = false;              // bulk_warps: each chunk is one warp job
+  bool held = false;               // the waiter is held RUNNING (action::hold): the
+                                   // posting warp resumes it directly when done
   task_header* waiter = nullptr;   // the root to wake when the last chunk finished
 };
 

@@ -8,7 +8,7 @@
 
 namespace weft::detail {
 
-enum class run_result : std::uint8_t { parked, yielded, completed };
+enum class run_result : std::uint8_t { parked, yielded, completed, held };
 
 // Propagates t->failure from the innermost frame outwards. Each frame passed is
 // marked failed and left suspended (its owner destroys it). Stops at the first frame
@@ -44,6 +44,7 @@ WEFT_HOST_DEVICE inline run_result run_task(task_header* t) noexcept {
         continue;
       case action::yield: return run_result::yielded;
       case action::park: return run_result::parked;
+      case action::hold: return run_result::held;
       case action::complete: return run_result::completed;
       case action::none: break;
     }
@@ -144,15 +145,30 @@ WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
 
 // The worker's side of running one task: own it, run it, hand it on.
 // Returns what happened so the executor can requeue it in the right place.
-enum class after_run : std::uint8_t { idle, requeue_now, requeue_back, finished };
-WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t) noexcept {
-  begin_run(t);
+// `held`: the task asked to be held (action::hold) and is still RUNNING; whoever took
+// the work it handed over resumes it with `still_running` (no begin_run).
+enum class after_run : std::uint8_t { idle, requeue_now, requeue_back, finished, held };
+WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t, bool still_running = false) noexcept {
+  if (!still_running) begin_run(t);
   switch (run_task(t)) {
     case run_result::parked: return end_run_parked(t) ? after_run::requeue_now : after_run::idle;
     case run_result::yielded: end_run_yielded(t); return after_run::requeue_back;
     case run_result::completed: complete_root(t); return after_run::finished;
+    case run_result::held: return after_run::held;
   }
   return after_run::idle;
+}
+
+// Queue entries of held tasks carry this tag in the pointer's low bit (headers are
+// 8-byte aligned), so the worker that takes one skips begin_run.
+WEFT_HOST_DEVICE inline task_header* tag_still_running(task_header* t) noexcept {
+  return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) | 1u);
+}
+WEFT_HOST_DEVICE inline bool is_still_running(const task_header* t) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(t) & 1u) != 0;
+}
+WEFT_HOST_DEVICE inline task_header* untag(task_header* t) noexcept {
+  return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) & ~std::uintptr_t{1});
 }
 
 }  // namespace weft::detail

@@ -76,6 +76,9 @@ enum class action : std::uint8_t {
   park,         // wait for a wake-up; the waker requeues it
   complete,     // the root frame reached its final suspend point
   unwind,       // `failure` must propagate up the await chain (see run_task)
+  hold,         // stay RUNNING: the worker itself resumes the task once the work it
+                // handed over is done (the device's private bulk jobs); nobody else may
+                // wake it, so no state transition is needed on either side
 };
 
 namespace task_state {
