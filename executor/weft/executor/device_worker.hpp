@@ -127,13 +127,14 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
     ring_len = c.st.ring_empty ? 0 : c.w.ring.size_approx();
     inject_len = look_inject && home.size_approx() != 0;
   }
-  if (c.lane == 0 && ring_len == 0) c.st.ring_empty = 1;  // stays empty until our next push
+  const bool saw_empty_ring = ring_len == 0;  // lane 0's view; recorded below
   ring_len = __shfl_sync(full_mask, ring_len, 0);
   inject_len = __shfl_sync(full_mask, inject_len, 0);
   const std::uint32_t take_staged = min(staged, ring_len ? 24u : 32u);
   if (c.lane < take_staged) mine = c.st.slots[staged - 1 - c.lane];
-  __syncwarp();
+  __syncwarp();  // every lane has read the staging words above before lane 0 writes them
   if (c.lane == 0) c.st.count = staged - take_staged;
+  if (c.lane == 0 && saw_empty_ring) c.st.ring_empty = 1;  // stays empty until our next push
   std::uint32_t n = take_staged, k = 0;
   if (n < 32 && inject_len != 0 && trip % 31 == 0) {  // fairness: the inject queue first
     detail::task_header* it = warp_inject_pop(home, c.lane, 32 - n, &k);
@@ -289,6 +290,7 @@ __device__ inline void find_work(worker_ctx& c) noexcept {
     if (c.id == 0) poll_host(c.d);
     poll_timers(c.d);
   }
+  __syncwarp();  // lane 0's polls may have staged tasks: their writes before the read
   if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
   if (try_begin_search(c)) {
     const bool found = steal(c, search_victims);
