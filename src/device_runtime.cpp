@@ -92,7 +92,9 @@ errc device_runtime::start_locked(const device_program* program) noexcept {
   report_.blocks_per_sm = bps;
   report_.blocks = blocks;
   report_.threads_per_block = threads_per_block;
+  // config::workers is exact: the warps of the last block beyond it leave at once.
   report_.workers = blocks * warps_per_block;
+  if (cfg_.workers != 0 && cfg_.workers < report_.workers) report_.workers = cfg_.workers;
   program->attributes(&report_);
   program_ = program;
   try {

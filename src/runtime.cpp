@@ -80,6 +80,7 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
     dc.local_queue_capacity = cfg.local_queue_capacity;
     dc.inject_capacity = cfg.inject_capacity;
     dc.park_max_ns = cfg.park_max_ns;
+    dc.timer_capacity = cfg.timer_capacity;
     impl_->dev = std::make_unique<exec::device_runtime>(dc);
     return;
   }

@@ -51,6 +51,7 @@ struct config {
   std::uint32_t local_queue_capacity = 256;  // per-worker ring (power of two, <= 8192)
   std::uint32_t inject_capacity = 1u << 20;  // cuda: global inject queue (all shards)
   std::uint32_t park_max_ns = 100000;        // cuda: longest nap of an idle worker warp
+  std::uint32_t timer_capacity = 1u << 16;   // cuda: tasks in sleep_for at once (more: queue_full)
   weft::frame_allocator* frame_allocator = nullptr;  // replaces the pool when set (host)
 };
 

@@ -88,6 +88,7 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, 5) we
   }
   __syncthreads();
   const lane_ids id = current_lane_ids();
+  if (id.worker >= d->num_workers) return;  // config::workers is not a multiple of the block's warps
   worker_loop(*d, id.worker, id.lane);
 }
 
