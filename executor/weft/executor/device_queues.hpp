@@ -34,6 +34,9 @@
 
 #include "weft/detail/atomic.hpp"
 #include "weft/executor/device_layout.hpp"
+#if !WEFT_DEVICE_PASS
+#include <thread>  // inject_ring::nap on the host
+#endif
 
 namespace weft::exec {
 
@@ -117,9 +120,13 @@ class inject_ring {
   }
 
  private:
+  // The wait for another claimant's cell write. On the host (tests) it yields: the
+  // claimant may be a descheduled thread, and a spin would burn the slice it needs.
   WEFT_HOST_DEVICE static void nap() noexcept {
 #if WEFT_DEVICE_PASS
     __nanosleep(20);
+#else
+    std::this_thread::yield();
 #endif
   }
   inject_shard& s_;
