@@ -4,9 +4,11 @@
 // area and parks. After the batch the warp handles its posted jobs (run_posted_bulk):
 //   private  a job of at most bulk_private_chunks chunks runs right there, on this warp
 //            alone. Its waiter was held RUNNING (action::hold: nobody else can wake it),
-//            so it goes straight back into this warp's staging area, tagged so that the
-//            next run skips begin_run: no shared word is touched at all, and a chain of
-//            small dependent steps stays on one warp.
+//            so the warp resumes it at once, in a batch of such tasks, skipping
+//            begin_run and the rest of its loop (at most held_rounds times in a row,
+//            then it goes round the loop with the task in its staging area, tagged so
+//            that the next run still skips begin_run). No shared word is touched, and a
+//            chain of small dependent steps stays on one warp.
 //   board    a larger job is copied into a free slot of the bulk board (device memory,
 //            bulk_board_slots slots) and sleeping warps get wake tokens. Every warp
 //            looks at the board at the top of each trip round its loop (help_bulk) and
@@ -134,26 +136,35 @@ __device__ inline bool help_bulk(device_sched& d, std::uint32_t id, std::uint32_
 }
 
 // Warp-collective, after a batch: runs or publishes the jobs this warp's lanes posted.
-__device__ inline void run_posted_bulk(device_sched& d, staging_area& st, std::uint32_t id, std::uint32_t lane) noexcept {
+// Returns, in lane k, the k-th held task whose job ran here (null in the other lanes):
+// the caller resumes them at once, as a batch, without going round its loop.
+__device__ inline detail::task_header* run_posted_bulk(device_sched& d, staging_area& st, std::uint32_t id,
+                                                       std::uint32_t lane) noexcept {
   __syncwarp();  // the lanes' posts of this batch
   const std::uint32_t n = st.bulk_count;
-  if (n == 0) return;
+  if (n == 0) return nullptr;
+  detail::task_header* resume = nullptr;
+  std::uint32_t held = 0;
   for (std::uint32_t k = 0; k < n; ++k) {
     detail::bulk_job* j = st.bulk_jobs[k];
     int slot = -1;
     if (lane == 0 && !j->held) slot = publish_bulk_lane0(d, *j, id);
     if (__shfl_sync(warp_full_mask, slot, 0) >= 0) continue;  // the board has it now
     for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane);
-    __syncwarp();  // every lane is done with *j and its writes are ordered before the wake
-    if (lane == 0) {
-      detail::task_header* w = j->waiter;  // j lives in the waiter's frame: last use
-      if (j->held) enqueue_from_lane(d, current_lane_ids(), detail::tag_still_running(w), /*may_fail=*/false);
-      else detail::wake_from_own_warp(w);  // the board was full
+    detail::task_header* w = j->waiter;  // j lives in the waiter's frame: read before it resumes
+    const bool was_held = j->held;
+    __syncwarp();  // every lane is done with *j and its writes are ordered before the hand-back
+    if (was_held) {
+      if (lane == held) resume = w;  // still RUNNING: this lane resumes it next
+      ++held;
+    } else if (lane == 0) {
+      detail::wake_from_own_warp(w);  // the board was full
     }
   }
   __syncwarp();
   if (lane == 0) st.bulk_count = 0;
   __syncwarp();
+  return resume;
 }
 
 }  // namespace weft::exec

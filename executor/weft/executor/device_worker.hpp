@@ -16,7 +16,8 @@
 //              beyond the newest 8 move to the ring too, where other warps can steal them.
 //   4. if the batch was empty: search (steal) or park, below.
 // Bulk work (device_bulk.hpp): before step 1 the warp takes chunks of jobs on the bulk
-// board; after step 3 it runs (or publishes) the bulk jobs its lanes posted.
+// board; after step 3 it runs (or publishes) the bulk jobs its lanes posted, and resumes
+// the tasks held for the small ones at once (run_held_rounds), skipping steps 1 and 4.
 //
 // Searching and parking (tokio's worker.rs, adapted)
 //   * At most max_searchers warps search at once (`searching`, device scope). A
@@ -315,6 +316,33 @@ __device__ inline void publish_stats(worker_ctx& c) noexcept {
   g.parks = c.st.stats.parks;
 }
 
+__device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {
+  if (c.lane != 0) return;
+  c.st.stats.resumed += n;
+  c.st.stats.batches += 1;
+  c.st.stats.lanes_used += n;
+}
+
+// After a batch: run the bulk jobs its lanes posted, and resume the tasks that were held
+// for them right away, as a batch of their own, up to held_rounds times; what is still
+// held after that goes into the staging area (tagged) and waits for the next trip.
+inline constexpr std::uint32_t held_rounds = 16;
+__device__ inline void run_held_rounds(worker_ctx& c, std::uint32_t n) noexcept {
+  count_batch(c, n);
+  for (std::uint32_t round = 0;; ++round) {
+    detail::task_header* t = run_posted_bulk(c.d, c.st, c.id, c.lane);
+    const std::uint32_t held = __popc(__ballot_sync(full_mask, t != nullptr));
+    if (held == 0) return;
+    if (round == held_rounds) {  // fairness: let the loop look at its queues and polls
+      if (t != nullptr) enqueue_from_lane(c.d, current_lane_ids(), detail::tag_still_running(t), /*may_fail=*/false);
+      return;
+    }
+    const detail::after_run r = t ? detail::run_and_settle(t, /*still_running=*/true) : detail::after_run::idle;
+    settle(c, t, r);
+    count_batch(c, held);
+  }
+}
+
 __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
   worker_ctx c{d, d.workers[id], staging_of_this_warp(), id, lane};
   if (lane == 0) c.st.stats = c.w.stats;
@@ -339,13 +367,8 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
         r = detail::run_and_settle(t, held);
       }
       settle(c, t, r);
-      run_posted_bulk(d, c.st, id, lane);
+      run_held_rounds(c, n);
       idle_last = false;
-      if (lane == 0) {
-        c.st.stats.resumed += n;
-        c.st.stats.batches += 1;
-        c.st.stats.lanes_used += n;
-      }
       continue;
     }
     idle_last = true;
