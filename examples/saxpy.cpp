@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <vector>
 
 #include <weft/weft.hpp>
@@ -34,24 +35,47 @@ WEFT_HOST_DEVICE weft::task<int> saxpy_then_sum(float a, const float* x, float* 
   co_return total > 1e6f ? 1 : 0;
 }
 
-// Memory both the GPU and the host can use (managed on a CUDA build), else malloc.
-float* shared_floats(std::size_t count) {
+// Memory both the GPU and the host can use: CUDA managed memory on a CUDA build with
+// a GPU, else the heap. Create it before the runtime and let it die after: freeing
+// managed memory while the persistent kernel runs would wait for that kernel.
+class shared_floats {
+ public:
+  explicit shared_floats(std::size_t count) {
 #if WEFT_CUDA_COMPILE
-  void* p = nullptr;
-  if (cudaMallocManaged(&p, count * sizeof(float)) == cudaSuccess) return static_cast<float*>(p);
-  cudaGetLastError();
+    if (cudaMallocManaged(&p_, count * sizeof(float)) == cudaSuccess) {
+      managed_ = true;
+      return;
+    }
+    cudaGetLastError();
 #endif
-  return static_cast<float*>(std::calloc(count, sizeof(float)));
-}
+    p_ = std::calloc(count, sizeof(float));
+    if (p_ == nullptr) throw std::bad_alloc();
+  }
+  shared_floats(const shared_floats&) = delete;
+  shared_floats& operator=(const shared_floats&) = delete;
+  ~shared_floats() {
+#if WEFT_CUDA_COMPILE
+    if (managed_) {
+      cudaFree(p_);
+      return;
+    }
+#endif
+    std::free(p_);
+  }
+  float* get() const noexcept { return static_cast<float*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+  bool managed_ = false;
+};
 
 }  // namespace
 
 int main() try {
-  // Allocated before the runtime and never freed: freeing managed memory while the
-  // persistent kernel runs would wait for it (the process exit releases everything).
-  float* x = shared_floats(n);
-  float* y = shared_floats(n);
-  float* partial = shared_floats(n / per_job);
+  shared_floats xs(n), ys(n), partials(n / per_job);  // outlive the runtime below
+  float* x = xs.get();
+  float* y = ys.get();
+  float* partial = partials.get();
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i) {
     x[i] = float(i % 100);
@@ -64,7 +88,7 @@ int main() try {
 
   weft::runtime rt;  // WEFT_BACKEND=host|cuda forces a backend
   const int halved = rt.block_on(
-      [] WEFT_HOST_DEVICE(const float* xs, float* ys, float* ps) { return saxpy_then_sum(2.5f, xs, ys, ps); }, x, y,
+      [] WEFT_HOST_DEVICE(const float* xv, float* yv, float* pv) { return saxpy_then_sum(2.5f, xv, yv, pv); }, x, y,
       partial);
 
   std::size_t wrong = 0;
