@@ -49,23 +49,9 @@
 namespace weft::exec {
 
 inline constexpr std::uint32_t bulk_claims_per_trip = 16;
-inline constexpr std::uint32_t warp_full_mask = 0xffffffffu;
 
 __device__ inline detail::device_atomic<std::uint64_t> claim_of(bulk_slot& s) noexcept {
   return detail::device_atomic<std::uint64_t>(s.claim);
-}
-
-// Lane 0: grants up to k wake tokens, never more tokens than sleeping warps.
-__device__ inline void notify_many(device_sched& d, std::uint32_t k) noexcept {
-  detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
-  if (k == 0 || sleepers.load(detail::mo_relaxed) == 0) return;
-  detail::fence_device_seq_cst();  // the publication before the re-read (pairs with park_lane0)
-  const std::uint32_t s = sleepers.load(detail::mo_relaxed);
-  std::uint32_t tk = tokens.load(detail::mo_relaxed);
-  while (tk < s) {
-    const std::uint32_t want = s - tk < k ? s : tk + k;
-    if (tokens.compare_exchange_weak(tk, want, detail::mo_relaxed, detail::mo_relaxed)) return;
-  }
 }
 
 // Lane 0: copies j into a free slot and publishes it; -1 when every slot is taken.
@@ -109,12 +95,12 @@ __device__ inline bool slot_open(device_sched& d, std::uint32_t i) noexcept {
 __device__ inline bool help_bulk(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
   std::uint32_t active = 0;
   if (lane == 0) active = detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed);
-  if (__shfl_sync(warp_full_mask, active, 0) == 0) return false;
+  if (__shfl_sync(full_mask, active, 0) == 0) return false;
   static_assert(bulk_board_slots == 2 * WEFT_WARP_SIZE, "help_bulk looks at two slots per lane");
   bool ran = false;
   for (std::uint32_t round = 0; round < bulk_claims_per_trip; ++round) {
-    const std::uint32_t lo = __ballot_sync(warp_full_mask, slot_open(d, lane));
-    const std::uint32_t hi = __ballot_sync(warp_full_mask, slot_open(d, lane + WEFT_WARP_SIZE));
+    const std::uint32_t lo = __ballot_sync(full_mask, slot_open(d, lane));
+    const std::uint32_t hi = __ballot_sync(full_mask, slot_open(d, lane + WEFT_WARP_SIZE));
     if ((lo | hi) == 0) break;
     const std::uint32_t mask = lo ? lo : hi, rot = id % WEFT_WARP_SIZE;  // spread warps over jobs
     const std::uint32_t turned = rot ? (mask >> rot) | (mask << (WEFT_WARP_SIZE - rot)) : mask;
@@ -122,7 +108,7 @@ __device__ inline bool help_bulk(device_sched& d, std::uint32_t id, std::uint32_
     bulk_slot& s = d.bulk_board[i];
     std::uint64_t old = 0;
     if (lane == 0) old = claim_of(s).fetch_add(1, detail::mo_acq_rel);
-    old = __shfl_sync(warp_full_mask, old, 0);
+    old = __shfl_sync(full_mask, old, 0);
     const std::uint32_t c = static_cast<std::uint32_t>(old);
     if (c >= static_cast<std::uint32_t>(old >> 32)) continue;  // raced to the end: look again
     __syncwarp();  // every lane reads the descriptor after lane 0's claim (acquire)
@@ -149,7 +135,7 @@ __device__ inline detail::task_header* run_posted_bulk(device_sched& d, staging_
     detail::bulk_job* j = st.bulk_jobs[k];
     int slot = -1;
     if (lane == 0 && !j->held) slot = publish_bulk_lane0(d, *j, id);
-    if (__shfl_sync(warp_full_mask, slot, 0) >= 0) continue;  // the board has it now
+    if (__shfl_sync(full_mask, slot, 0) >= 0) continue;  // the board has it now
     for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane);
     detail::task_header* w = j->waiter;  // j lives in the waiter's frame: read before it resumes
     const bool was_held = j->held;

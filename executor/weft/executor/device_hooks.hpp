@@ -51,16 +51,19 @@ __device__ inline inject_ring inject_of(device_sched& d, std::uint32_t i) noexce
   return inject_ring(d.inject[i % d.num_inject]);
 }
 
-// Grants one wake token when some warp sleeps (tokens never exceed sleepers).
-__device__ inline void notify_one(device_sched& d) noexcept {
+// Grants up to k wake tokens when some warps sleep (tokens never exceed sleepers).
+__device__ inline void notify_many(device_sched& d, std::uint32_t k) noexcept {
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
-  if (sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
+  if (k == 0 || sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
   detail::fence_device_seq_cst();  // our pushes before the re-read (pairs with park_lane0)
   const std::uint32_t s = sleepers.load(detail::mo_relaxed);
   std::uint32_t tk = tokens.load(detail::mo_relaxed);
-  while (tk < s && !tokens.compare_exchange_weak(tk, tk + 1, detail::mo_relaxed, detail::mo_relaxed)) {
+  while (tk < s) {
+    const std::uint32_t want = s - tk < k ? s : tk + k;
+    if (tokens.compare_exchange_weak(tk, want, detail::mo_relaxed, detail::mo_relaxed)) return;
   }
 }
+__device__ inline void notify_one(device_sched& d) noexcept { notify_many(d, 1); }
 
 // Makes a SCHEDULED task runnable from inside a lane: into the warp's staging area
 // (run first in the warp's next batch: the LIFO slot), else into an inject shard.
