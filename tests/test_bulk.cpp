@@ -89,7 +89,8 @@ WEFT_HOST_DEVICE weft::task<int> bulk_edge_codes(int* calls) {
   const int none = code_of(co_await weft::try_await(weft::bulk(0, f)));
   const int no_warps = code_of(co_await weft::try_await(weft::bulk_warps(0, g)));
   const int too_many = code_of(co_await weft::try_await(weft::bulk_warps(std::size_t{1} << 31, g)));
-  co_return none * 10000 + no_warps * 100 + too_many;
+  const int too_big = code_of(co_await weft::try_await(weft::bulk(weft::detail::bulk_max_chunks * 0x80000000ull + 1, f)));
+  co_return none * 1000000 + no_warps * 10000 + too_many * 100 + too_big;
 }
 
 // Tasks that yield beside tasks that await bulk steps: both finish.
@@ -198,11 +199,11 @@ TEST_CASE("warp reductions of floats give the same bits on every backend", "[bul
   }
 }
 
-TEST_CASE("empty bulk work completes at once, and too many warp jobs is invalid_argument", "[bulk]") {
+TEST_CASE("empty bulk work completes at once, and too many warp jobs or indices is invalid_argument", "[bulk]") {
   shared_array<int> calls(1);
   weft::runtime rt(any_backend_config());
   const int codes = rt.block_on([] WEFT_HOST_DEVICE(int* c) { return bulk_edge_codes(c); }, calls.data());
-  REQUIRE(codes == code(errc::invalid_argument));  // 0 * 10000 + 0 * 100 + invalid_argument
+  REQUIRE(codes == code(errc::invalid_argument) * 101);  // none: 0, no warps: 0, too many and too big: invalid
   REQUIRE(calls[0] == 0);
 }
 

@@ -84,6 +84,20 @@ __global__ void run_without_pool(int* err) {
   *err = r ? 0 : static_cast<int>(r.error());
 }
 
+// Bulk work with no executor (a kernel that drives tasks by run_inline): bulk runs in
+// the calling lane, bulk_warps reports backend_unavailable (one lane is not a warp).
+WEFT_HOST_DEVICE weft::task<int> inline_bulk() {
+  int calls = 0;
+  co_await weft::bulk(40, [&calls] WEFT_HOST_DEVICE(std::size_t) { ++calls; });
+  weft::result<void> w = co_await weft::try_await(weft::bulk_warps(1, [] WEFT_HOST_DEVICE(weft::warp_ctx&) {}));
+  co_return calls * 100 + (w ? 0 : static_cast<int>(w.error()));
+}
+
+__global__ void run_inline_bulk(int* out) {
+  weft::result<int> r = weft::run_inline(inline_bulk());
+  *out = r ? *r : -1;
+}
+
 }  // namespace
 
 int main() {
@@ -148,6 +162,18 @@ int main() {
   SMOKE_CHECK(cudaMemcpy(&h_np, no_pool_err, sizeof(int), cudaMemcpyDeviceToHost));
   std::printf("no pool: error %d (%s)\n", h_np, weft::to_string(static_cast<weft::errc>(h_np)));
   if (h_np != static_cast<int>(weft::errc::out_of_memory)) ++bad;
+
+  int* bulk_out;
+  SMOKE_CHECK(cudaMalloc(&bulk_out, sizeof(int)));
+  run_inline_bulk<<<1, 1>>>(bulk_out);
+  SMOKE_CHECK(cudaGetLastError());
+  SMOKE_CHECK(cudaDeviceSynchronize());
+  int h_bulk = 0;
+  SMOKE_CHECK(cudaMemcpy(&h_bulk, bulk_out, sizeof(int), cudaMemcpyDeviceToHost));
+  const int want_bulk = 40 * 100 + static_cast<int>(weft::errc::backend_unavailable);
+  std::printf("bulk without an executor: %d (want %d: 40 calls in the lane, bulk_warps backend_unavailable)\n", h_bulk,
+              want_bulk);
+  if (h_bulk != want_bulk) ++bad;
 
   std::printf(bad ? "DEVICE SMOKE: FAIL\n" : "DEVICE SMOKE: PASS\n");
   return bad ? 1 : 0;
