@@ -409,6 +409,14 @@ std::uint64_t host_now_ns() noexcept {
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
 }
+io_link* host_current_io() noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  return w ? w->exec->io() : nullptr;
+}
+std::uint32_t host_current_worker() noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  return w ? w->index : 0;
+}
 // A task driven without an executor (run_inline) has no scheduler: no timer there.
 errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
   if (t->sched == nullptr) return errc::backend_unavailable;  // run_inline: nobody to wake it

@@ -145,6 +145,16 @@ void device_runtime::allocate_memory() {
   h.timer_next = ~std::uint64_t{0};
   h.bulk_board = static_cast<bulk_slot*>(dev(bulk_board_slots * sizeof(bulk_slot)));  // zero: closed, free
   h.control = control_;  // unified addressing: the mapped pointer is the same on the device
+  if (!cfg_.mailboxes.empty()) {  // the task side of each reactor mailbox, in device memory
+    const std::size_t n = cfg_.mailboxes.size();
+    auto* boxes = static_cast<detail::mailbox*>(dev(n * sizeof(detail::mailbox)));
+    std::vector<detail::mailbox> init(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      init[i] = detail::make_mailbox(cfg_.mailboxes[i]);  // mapped: the same addresses on the device
+    }
+    check(cudaMemcpy(boxes, init.data(), n * sizeof(detail::mailbox), cudaMemcpyHostToDevice), "cudaMemcpy");
+    h.io = detail::io_link{boxes, static_cast<std::uint32_t>(n)};
+  }
 
   auto* slots = static_cast<detail::task_header**>(dev(std::size_t{workers} * cap * sizeof(void*)));
   std::vector<device_worker> ws(workers);

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "cuda_memory_ops.hpp"
+#include "reactor.hpp"
+
 #if WEFT_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -13,6 +16,7 @@ namespace weft {
 
 struct runtime::impl {
   backend kind = backend::host;
+  std::unique_ptr<rt::reactor> io;  // declared first: destroyed after the executors
   std::unique_ptr<exec::host_executor> host;
 #if WEFT_WITH_CUDA
   std::unique_ptr<exec::device_runtime> dev;
@@ -71,8 +75,16 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   if (cfg.frame_allocator == nullptr && cfg.frame_pool_bytes < exec::size_class_pool::min_block)
     throw error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
   impl_->kind = kind;
+  rt::reactor_config rc;
+  rc.threads = cfg.reactor_threads;
+  rc.slots = cfg.mailbox_slots;
+  rc.completions = cfg.mailbox_slots;
+  rc.spin_ns = cfg.reactor_spin_ns;
+  rc.max_sleep_ns = cfg.reactor_max_sleep_ns;
+  rc.drain_here = kind == backend::host;  // on the GPU, worker 0 drains
 #if WEFT_WITH_CUDA
   if (kind == backend::cuda) {
+    impl_->io = std::make_unique<rt::reactor>(rc, rt::make_cuda_memory_ops(cfg.device, std::max(1u, cfg.reactor_threads)));
     exec::device_runtime_config dc;
     dc.device = cfg.device;
     dc.workers = cfg.workers;
@@ -81,7 +93,9 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
     dc.inject_capacity = cfg.inject_capacity;
     dc.park_max_ns = cfg.park_max_ns;
     dc.timer_capacity = cfg.timer_capacity;
+    dc.mailboxes = impl_->io->shared();
     impl_->dev = std::make_unique<exec::device_runtime>(dc);
+    impl_->io->start();
     return;
   }
 #endif
@@ -90,14 +104,26 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   hc.local_queue_capacity = cfg.local_queue_capacity;
   hc.frame_pool_bytes = cfg.frame_pool_bytes;
   hc.user_allocator = cfg.frame_allocator;
+  impl_->io = std::make_unique<rt::reactor>(rc, rt::make_host_memory_ops());
   impl_->host = std::make_unique<exec::host_executor>(hc);
+  impl_->host->set_io(impl_->io->host_link());
+  impl_->io->start();
 }
 
 runtime::~runtime() { shutdown(); }
 
 const char* runtime::backend_name() const noexcept { return impl_->kind == backend::cuda ? "cuda" : "host"; }
 
+// Shutdown: 1. the reactor fails every pending and new request with shutting_down and
+// waits (up to 1 s) until the tasks have taken those answers, so waiting tasks see the
+// error and can finish; 2. its threads stop: nothing is delivered afterwards; 3. the
+// executor's own numbered steps (host_executor.hpp, device_runtime.hpp) destroy what is
+// left; 4. the rings are freed with the reactor, after the executor (impl's order).
 void runtime::shutdown() noexcept {
+  if (impl_->io) {
+    impl_->io->close(1000);
+    impl_->io->stop();
+  }
   if (impl_->host) impl_->host->shutdown();
   if (exec::device_runtime* d = device()) d->shutdown();
 }
@@ -123,6 +149,15 @@ std::string runtime::fault_suffix() const {
 #endif
   return {};
 }
+
+void runtime::register_host_fn(std::uint32_t id, host_fn fn) { impl_->io->register_fn(id, std::move(fn)); }
+
+io_stats runtime::reactor_stats() const noexcept {
+  const rt::reactor_stats r = impl_->io->stats();
+  return io_stats{r.requests, r.completions, r.deferred, r.max_queued_completions, r.handler_errors};
+}
+
+void runtime::stop_reactor_thread(unsigned i) noexcept { impl_->io->stop_thread(i); }
 
 unsigned runtime::workers() const noexcept {
 #if WEFT_WITH_CUDA

@@ -25,7 +25,9 @@
 #include <string>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <mutex>
+#include <span>
 #include <optional>
 #include <type_traits>
 
@@ -53,6 +55,25 @@ struct config {
   std::uint32_t park_max_ns = 100000;        // cuda: longest nap of an idle worker warp
   std::uint32_t timer_capacity = 1u << 16;   // cuda: tasks in sleep_for at once (more: queue_full)
   weft::frame_allocator* frame_allocator = nullptr;  // replaces the pool when set (host)
+  // The host reactor (io::, host_call, net::; docs/mailbox.md)
+  unsigned reactor_threads = 2;              // one mailbox each; thread 0 runs the sockets
+  std::uint32_t mailbox_slots = 1024;        // request ring per mailbox (power of two; the
+                                             // completion ring has as many)
+  std::uint32_t reactor_spin_ns = 50000;     // a reactor thread spins this long after work
+  std::uint32_t reactor_max_sleep_ns = 50000;  // then sleeps at most this long: the bound on
+                                               // its wake-up latency when idle
+};
+
+// A host function that tasks call with weft::host_call(id, args...).
+using host_fn = std::function<std::uint64_t(std::span<const std::uint64_t>)>;
+
+// Counters of the host reactor (all threads).
+struct io_stats {
+  std::uint64_t requests = 0;                // taken from the request rings
+  std::uint64_t completions = 0;             // published to the completion rings
+  std::uint64_t deferred = 0;                // waited on epoll or a timer before completing
+  std::uint64_t max_queued_completions = 0;  // peak completions waiting for ring room
+  std::uint64_t handler_errors = 0;          // host functions that threw
 };
 
 // A host-side failure: a bad configuration, an unavailable backend, a failed root.
@@ -239,6 +260,14 @@ class runtime {
   // host_executor.hpp and device_runtime.hpp). Idempotent; the destructor calls it.
   // block_on afterwards returns errc::shutting_down.
   void shutdown() noexcept;
+
+  // Makes fn callable from tasks as host_call(id, ...), on a reactor thread (so fn
+  // should be quick: a slow fn delays the other requests of its mailbox). Replaces an
+  // earlier fn with the same id. Throws weft::error(invalid_argument) for an empty fn.
+  void register_host_fn(std::uint32_t id, host_fn fn);
+  io_stats reactor_stats() const noexcept;
+  // Fault drill: reactor thread i stops serving; its requests fail with host_unavailable.
+  void stop_reactor_thread(unsigned i) noexcept;
 
   // Workers: host threads, or worker warps on the cuda backend.
   unsigned workers() const noexcept;

@@ -185,6 +185,12 @@ __device__ inline errc device_schedule_at(task_header* t, std::uint64_t deadline
   return exec::device_timers(*d).add(t, deadline) ? errc{} : errc::queue_full;
 }
 
+__device__ inline io_link* device_current_io() noexcept {
+  exec::device_sched* d = exec::g_device_sched;
+  return d != nullptr && d->io.count != 0 ? &d->io : nullptr;
+}
+__device__ inline std::uint32_t device_current_worker() noexcept { return exec::current_lane_ids().worker; }
+
 __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark = exec::device_frames::live_frame) noexcept {
   if (exec::device_sched* d = exec::g_device_sched) {
     const exec::lane_ids id = exec::current_lane_ids();

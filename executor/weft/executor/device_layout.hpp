@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "weft/detail/bulk_job.hpp"
+#include "weft/detail/mailbox_layout.hpp"
 #include "weft/detail/task_header.hpp"
 #include "weft/executor/local_queue.hpp"
 
@@ -190,6 +191,8 @@ struct device_sched {
   std::uint32_t bulk_active;  // occupied slots: warps skip the board while it is 0
   // the fault word: the first contract violation's code (0: none)
   std::uint32_t fault;
+  // the mailboxes to the host reactor (weft/detail/mailbox.hpp); worker 0 drains them
+  detail::io_link io;
 };
 
 }  // namespace weft::exec

@@ -75,6 +75,8 @@ struct device_runtime_config {
   std::uint32_t inject_capacity = 1u << 20; // all shards together
   std::uint32_t park_max_ns = 100000;
   std::uint32_t timer_capacity = 1u << 16;  // sleeping tasks at once
+  // The host reactor's mailboxes (pinned, mapped); the device's halves are made here.
+  std::vector<detail::mailbox_shared*> mailboxes;
 };
 
 struct device_stats {

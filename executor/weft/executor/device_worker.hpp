@@ -48,6 +48,7 @@
 #pragma once
 #include <cstdint>
 
+#include "weft/detail/mailbox.hpp"
 #include "weft/detail/run.hpp"
 #include "weft/executor/device_bulk.hpp"
 #include "weft/executor/device_hooks.hpp"
@@ -104,6 +105,42 @@ __device__ inline __attribute__((noinline)) void poll_timers_slow(device_sched& 
 __device__ inline void poll_timers(device_sched& d) noexcept {
   const std::uint64_t next = detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed);
   if (next != ~std::uint64_t{0} && next <= globaltimer_ns()) poll_timers_slow(d);  // no clock read when idle
+}
+
+// Requests to the host reactor not yet answered (lane 0's view; device-memory loads).
+__device__ inline bool io_inflight(const device_sched& d) noexcept {
+  for (std::uint32_t b = 0; b < d.io.count; ++b)
+    if (detail::device_atomic<std::uint32_t>(d.io.boxes[b].inflight).load(detail::mo_relaxed) != 0) return true;
+  return false;
+}
+
+// Worker 0, all lanes: the drain duty of the mailboxes (weft/detail/mailbox.hpp). Lane 0
+// acquires comp_tail (one PCIe read), then lane i delivers completion first + i of each
+// group of 32, so 32 answers cost one more round trip, not 32. Then lane 0 hands the
+// slots back and publishes requests that waited for ring space. Skipped (one L2 load)
+// while nothing is in flight.
+__device__ inline void poll_mailboxes(device_sched& d, std::uint32_t lane) noexcept {
+  for (std::uint32_t b = 0; b < d.io.count; ++b) {
+    detail::mailbox& m = d.io.boxes[b];
+    unsigned long long first = 0, end = 0;
+    if (lane == 0 && detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_relaxed) != 0) {
+      std::uint64_t f = 0;
+      end = detail::mailbox_completions(m, &f);
+      first = f;
+    }
+    first = __shfl_sync(full_mask, first, 0);
+    end = __shfl_sync(full_mask, end, 0);
+    if (first != end) {
+      detail::fence_system_acquire();  // lane 0's acquire of comp_tail, for this lane's slot reads
+      for (unsigned long long c = first; c < end; c += WEFT_WARP_SIZE)
+        if (c + lane < end) detail::mailbox_deliver(m.comps[(c + lane) & (m.comp_capacity - 1)]);
+      __syncwarp();  // every lane's slot reads are done before lane 0 frees the slots
+      if (lane == 0) detail::mailbox_retire(m, end, end - first);
+    }
+    if (lane == 0 && (m.backlog_head != nullptr ||
+                      detail::device_atomic<std::uint64_t>(m.waiters).load(detail::mo_relaxed) != 0))
+      detail::mailbox_publish_waiters(m);
+  }
 }
 
 __device__ inline bool inject_nonempty(device_sched& d) noexcept {
@@ -291,12 +328,21 @@ __device__ inline void find_work(worker_ctx& c) noexcept {
     if (c.id == 0) poll_host(c.d);
     poll_timers(c.d);
   }
+  if (c.id == 0) poll_mailboxes(c.d, c.lane);
   __syncwarp();  // lane 0's polls may have staged tasks: their writes before the read
   if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
   if (try_begin_search(c)) {
     const bool found = steal(c, search_victims);
     end_search(c, found);
     if (found) return;
+  }
+  // Worker 0 with requests in flight does not park: a parked warp naps up to 20 us, and
+  // the answers' latency is what the reactor's users wait on. A short nap, then again.
+  int waiting_io = 0;
+  if (c.id == 0 && c.lane == 0) waiting_io = io_inflight(c.d);
+  if (__shfl_sync(full_mask, waiting_io, 0)) {
+    __nanosleep(256);
+    return;
   }
   int woke = 0;
   if (c.lane == 0) woke = park_lane0(c);
@@ -349,6 +395,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
     if ((trip & 7) == 0 && lane == 0) poll_timers(d);
+    if (id == 0 && (trip & 3) == 0) poll_mailboxes(d, lane);
     if ((trip & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
       if ((trip & 255) == 0) publish_stats(c);

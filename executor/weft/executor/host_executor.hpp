@@ -43,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include "weft/detail/mailbox_layout.hpp"
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 #include "weft/executor/frame_pool.hpp"
@@ -126,6 +127,10 @@ class host_executor {
   void schedule_at(detail::task_header* t, std::uint64_t deadline_ns) noexcept;
 
   weft::frame_allocator* frame_allocator() noexcept { return allocator_; }
+  // The mailboxes to the host reactor (set by the runtime before any task runs; the
+  // reactor outlives the workers). Tasks reach them through detail::current_io().
+  void set_io(detail::io_link l) noexcept { io_ = l; }
+  detail::io_link* io() noexcept { return io_.count != 0 ? &io_ : nullptr; }
   unsigned worker_count() const noexcept { return static_cast<unsigned>(workers_.size()); }
   std::size_t live_roots() const noexcept { return registry_.size(); }
   // Frame-pool blocks still in use (exact when no worker runs; -1 with a user allocator).
@@ -169,6 +174,8 @@ class host_executor {
   std::condition_variable park_cv_;
   int permits_ = 0;  // wake-ups granted and not yet taken (guarded by park_m_)
 
+
+  detail::io_link io_{};
 
   std::mutex timer_m_;  // guards the fields below
   std::condition_variable timer_cv_;

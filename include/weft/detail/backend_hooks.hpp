@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "weft/config.hpp"
+#include "weft/detail/mailbox_layout.hpp"
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 
@@ -24,6 +25,8 @@ void host_frame_deallocate(void* p, std::size_t n) noexcept;
 void host_destroy_frame(void* frame) noexcept;
 std::uint64_t host_now_ns() noexcept;
 errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept;
+io_link* host_current_io() noexcept;
+std::uint32_t host_current_worker() noexcept;
 
 }  // namespace weft::detail
 
@@ -103,6 +106,23 @@ WEFT_HOST_DEVICE inline errc schedule_at(task_header* t, std::uint64_t deadline_
   return device_schedule_at(t, deadline_ns);
 #else
   return host_schedule_at(t, deadline_ns);
+#endif
+}
+
+// The mailboxes to the host reactor of the executor running the caller (nullptr
+// outside a runtime, or in a run_inline kernel), and the caller's worker index.
+WEFT_HOST_DEVICE inline io_link* current_io() noexcept {
+#if WEFT_DEVICE_PASS
+  return device_current_io();
+#else
+  return host_current_io();
+#endif
+}
+WEFT_HOST_DEVICE inline std::uint32_t current_worker() noexcept {
+#if WEFT_DEVICE_PASS
+  return device_current_worker();
+#else
+  return host_current_worker();
 #endif
 }
 

@@ -1,0 +1,146 @@
+// weft/detail/host_request.hpp - the awaitable behind every request to the host reactor.
+//
+// io::read, host_call, net::conn::recv and the rest all build a host_op (the request
+// and the place its answer lands, inside the awaiting task's frame), post it into a
+// mailbox (weft/detail/mailbox.hpp) and park. The drainer writes the answer into the
+// op and wakes the task, which then converts the raw 64-bit value into its result.
+//
+// Protocol (the same as sleep_for's): await_suspend sets act = park before the post,
+// because the completion may be delivered before await_suspend returns (the task is
+// still RUNNING then: SCHEDULED|RUNNING covers it). Nothing is read or written after
+// the post except when it was refused (no reactor: then no completion will come).
+//
+// On the GPU the lanes of a warp that post to the same mailbox together claim their
+// slots with one atomic (warp aggregation: __match_any_sync groups them, the lowest
+// lane claims for the group). A request that finds the ring full waits on the
+// mailbox's waiters stack, still parked: no lane ever spins on a full ring.
+#pragma once
+#include <cstdint>
+
+#include "weft/detail/mailbox.hpp"
+#include "weft/result.hpp"
+#include "weft/task.hpp"
+
+namespace weft::detail {
+
+#if WEFT_DEVICE_PASS
+// Warp-aggregated post: one claim per group of lanes posting to the same mailbox.
+__device__ inline void device_post(mailbox& m, host_op* op) noexcept {
+  const unsigned active = __activemask();
+  const unsigned group = __match_any_sync(active, reinterpret_cast<unsigned long long>(&m));
+  const unsigned lane = exec::current_lane_ids().lane;
+  const unsigned leader = static_cast<unsigned>(__ffs(group)) - 1u;
+  const unsigned rank = __popc(group & ((1u << lane) - 1u));
+  unsigned long long ticket = 0;
+  unsigned got = 0;
+  if (lane == leader) {
+    device_atomic<std::uint32_t>(m.inflight).fetch_add(static_cast<std::uint32_t>(__popc(group)), mo_relaxed);
+    std::uint64_t t = 0;
+    got = mailbox_claim(m, static_cast<std::uint32_t>(__popc(group)), &t);
+    ticket = t;
+  }
+  ticket = __shfl_sync(group, ticket, leader);
+  got = __shfl_sync(group, got, leader);
+  if (rank < got) mailbox_publish(m, ticket + rank, *op);
+  else mailbox_wait_for_space(m, op);
+}
+#endif
+
+// Posts `op` for the calling task. errc{} when posted (a completion will come), or why
+// not: backend_unavailable outside a runtime's executor (run_inline has no reactor).
+WEFT_HOST_DEVICE inline errc post_request(host_op& op) noexcept {
+  io_link* io = current_io();
+  if (io == nullptr) return errc::backend_unavailable;
+  mailbox& m = io->boxes[mailbox_for(*io, op.req.op, current_worker())];
+  op.req.token = reinterpret_cast<std::uint64_t>(&op);
+#if WEFT_DEVICE_PASS
+  device_post(m, &op);
+#else
+  device_atomic<std::uint32_t>(m.inflight).fetch_add(1, mo_relaxed);
+  mailbox_post_one(m, &op);
+#endif
+  return errc{};
+}
+
+// Conv::convert(std::uint64_t) -> T turns the host's value into the awaited value.
+template <class T, class Conv>
+struct host_request_awaiter {
+  using weft_awaitable = void;
+  host_op op{};
+  errc early{};  // refused before posting (a bad argument found on the task's side)
+  bool inline_value = false;  // op.value holds 8 bytes to send inline (host_call's 6th argument)
+
+  WEFT_HOST_DEVICE host_request_awaiter(opcode code, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
+                                        std::uint64_t a2 = 0, std::uint64_t a3 = 0, std::uint64_t a4 = 0,
+                                        std::uint64_t a5 = 0) noexcept {
+    op.req.op = code;
+    op.req.inline_bytes = 0;
+    op.req.token = 0;
+    op.req.args[0] = a0;
+    op.req.args[1] = a1;
+    op.req.args[2] = a2;
+    op.req.args[3] = a3;
+    op.req.args[4] = a4;
+    op.req.args[5] = a5;
+  }
+
+  WEFT_HOST_DEVICE bool await_ready() const noexcept { return early != errc{}; }
+  template <class P>
+  WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) noexcept {
+    task_header* me = promise_of(h.address()).root;
+    op.task = me;
+    if (inline_value) {  // the awaiter has its final address now (in the frame)
+      op.inline_src = &op.value;
+      op.req.inline_bytes = 8;
+    }
+    me->act = action::park;  // before the post: the completion may come at once
+    const errc e = post_request(op);
+    if (e == errc{}) return true;
+    me->act = action::none;
+    early = e;
+    return false;
+  }
+  WEFT_HOST_DEVICE result<T> await_resume() noexcept {
+    if (early != errc{}) return unexpected(early);
+    if (op.error != errc{}) return unexpected(op.error);
+    if constexpr (std::is_void_v<T>) return result<void>{};
+    else return Conv::convert(op.value);
+  }
+};
+
+struct as_u64 {
+  WEFT_HOST_DEVICE static std::uint64_t convert(std::uint64_t v) noexcept { return v; }
+};
+struct as_size {
+  WEFT_HOST_DEVICE static std::size_t convert(std::uint64_t v) noexcept { return static_cast<std::size_t>(v); }
+};
+struct as_void {};
+
+WEFT_HOST_DEVICE inline std::uint64_t c_strlen(const char* s) noexcept {
+  std::uint64_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
+}
+
+// A text argument (a path, a print): inline when it fits in the slot, else by address
+// (args[a], args[a + 1]); over `limit` bytes it is refused with too_large.
+template <class A>
+WEFT_HOST_DEVICE inline void attach_text(A& aw, const char* s, std::uint64_t limit, unsigned a) noexcept {
+  if (s == nullptr) {
+    aw.early = errc::invalid_argument;
+    return;
+  }
+  const std::uint64_t n = c_strlen(s);
+  if (n > limit) {
+    aw.early = errc::too_large;
+    return;
+  }
+  aw.op.req.args[a] = reinterpret_cast<std::uint64_t>(s);
+  aw.op.req.args[a + 1] = n;
+  if (n <= request_inline_bytes) {
+    aw.op.inline_src = s;
+    aw.op.req.inline_bytes = static_cast<std::uint32_t>(n);
+  }
+}
+
+}  // namespace weft::detail

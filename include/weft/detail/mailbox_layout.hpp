@@ -1,0 +1,125 @@
+// weft/detail/mailbox_layout.hpp - the types of the task <-> reactor mailboxes.
+//
+// Plain data only (the executor's layout includes it); the protocol that moves them is
+// in weft/detail/mailbox.hpp, and docs/mailbox.md draws it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "weft/config.hpp"
+#include "weft/detail/task_header.hpp"
+#include "weft/errc.hpp"
+
+namespace weft::detail {
+
+// What a request asks the reactor to do. The numbers are ABI between the two sides.
+enum class opcode : std::uint32_t {
+  nop = 0,        // completes at once with 0 (benchmarks, liveness)
+  host_call = 1,  // args[0] = function id, args[1] = argc, args[2..] = arguments
+  open = 2,       // path inline (or args[3] = address, args[4] = length); args[0] flags, args[1] mode
+  read = 3,       // args: fd, buffer, bytes, offset
+  write = 4,      // args: fd, buffer, bytes, offset (bytes <= inline: the data is inline)
+  close = 5,      // args: fd
+  print = 6,      // text inline, or args[0] = address, args[1] = length
+  sleep = 7,      // args: nanoseconds, on the host's steady clock
+  listen = 8,     // args: port
+  accept = 9,     // args: listener fd
+  recv = 10,      // args: fd, buffer, bytes
+  send = 11,      // args: fd, buffer, bytes (inline when small)
+  net_close = 12, // args: fd
+};
+
+inline constexpr std::uint32_t request_inline_bytes = 56;
+inline constexpr std::uint32_t completion_inline_bytes = 104;
+inline constexpr std::uint32_t request_args = 6;
+// Longest print text and path a request may carry (longer: errc::too_large).
+inline constexpr std::uint64_t max_print_bytes = 1u << 16;
+inline constexpr std::uint64_t max_path_bytes = 4096;
+
+// The part of a request that travels to the host.
+struct request {
+  opcode op;
+  std::uint32_t inline_bytes;  // bytes of `data` in use
+  std::uint64_t token;         // the host_op's address: returned in the completion
+  std::uint64_t args[request_args];
+};
+
+struct alignas(128) request_slot {
+  std::uint64_t seq;  // ticket + 1 once published (see "Ownership of a request slot")
+  request req;
+  unsigned char data[request_inline_bytes];
+};
+static_assert(sizeof(request_slot) == 128);
+
+struct alignas(128) completion_slot {
+  std::uint64_t token;
+  std::uint64_t value;
+  std::uint32_t error;         // an errc, 0 on success
+  std::uint32_t inline_bytes;  // bytes of `data` the drainer copies to the op's buffer
+  unsigned char data[completion_inline_bytes];
+};
+static_assert(sizeof(completion_slot) == 128);
+
+struct mailbox_shared {
+  alignas(64) std::uint64_t doorbell;
+  alignas(64) std::uint64_t req_head;
+  alignas(64) std::uint64_t comp_tail;
+  alignas(64) std::uint64_t comp_head;
+  alignas(64) std::uint32_t req_capacity;   // power of two
+  std::uint32_t comp_capacity;              // power of two
+  request_slot* slots;                      // the same address on both sides (mapped)
+  completion_slot* comps;
+};
+
+// One request in flight, inside the waiting task's frame (the awaiter owns it).
+struct host_op {
+  request req;
+  const void* inline_src = nullptr;  // copied into the slot at publication (req.inline_bytes)
+  void* inline_dst = nullptr;        // the completion's inline data goes here
+  task_header* task = nullptr;       // woken by the completion
+  host_op* next = nullptr;           // the mailbox's waiters stack
+  std::uint64_t value = 0;
+  errc error{};
+};
+
+struct mailbox {
+  std::uint64_t req_tail;
+  std::uint64_t head_seen;
+  std::uint64_t comp_next;
+  std::uint64_t waiters;   // host_op* of the stack's top, 0 when empty
+  std::uint32_t inflight;
+  host_op* backlog_head;   // the drainer's own FIFO of waiters not yet published
+  host_op* backlog_tail;
+  mailbox_shared* shared;
+  // Copies of the shared block's constant fields: reading them there would cost the GPU
+  // a PCIe round trip each time. init_mailbox fills them.
+  request_slot* slots;
+  completion_slot* comps;
+  std::uint32_t req_capacity;
+  std::uint32_t comp_capacity;
+};
+
+inline mailbox make_mailbox(mailbox_shared* sh) noexcept {
+  mailbox m{};
+  m.shared = sh;
+  m.slots = sh->slots;
+  m.comps = sh->comps;
+  m.req_capacity = sh->req_capacity;
+  m.comp_capacity = sh->comp_capacity;
+  return m;
+}
+
+// The mailboxes of one runtime. Which one a request uses: mailbox_for().
+struct io_link {
+  mailbox* boxes = nullptr;
+  std::uint32_t count = 0;
+};
+
+// Net requests all go to mailbox 0 (its reactor thread owns the sockets' epoll set);
+// the others spread by worker so that reactor threads share the load.
+WEFT_HOST_DEVICE inline std::uint32_t mailbox_for(const io_link& l, opcode op, std::uint32_t worker) noexcept {
+  if (op >= opcode::listen) return 0;
+  return worker % l.count;
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,127 @@
+// src/cuda_memory_ops.cpp - how the reactor reaches GPU buffers on the cuda backend.
+//
+// The rings live in pinned, mapped host memory (cudaHostAllocMapped; with unified
+// addressing the GPU uses the same pointer). A task's buffer the host cannot touch
+// (cudaMalloc memory) is copied through a per-thread pinned staging buffer on a
+// per-thread non-blocking stream: never the legacy default stream, which would wait
+// for the persistent kernel and so never run.
+#include "cuda_memory_ops.hpp"
+
+#if WEFT_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "weft/runtime.hpp"
+
+namespace weft::rt {
+namespace {
+
+class cuda_memory_ops final : public memory_ops {
+ public:
+  cuda_memory_ops(int device, unsigned threads) : device_(device), per_thread_(threads) {
+    if (cudaSetDevice(device) != cudaSuccess) throw error(errc::backend_unavailable, "weft: reactor: cudaSetDevice failed");
+  }
+  ~cuda_memory_ops() override {
+    for (auto& t : per_thread_) {
+      if (t.stream) cudaStreamDestroy(t.stream);
+      if (t.staging) cudaFreeHost(t.staging);
+    }
+  }
+
+  void* alloc_shared(std::size_t bytes) override {
+    void* p = nullptr;
+    const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocMapped);
+    if (e != cudaSuccess)
+      throw error(errc::backend_unavailable, std::string("weft: reactor: cudaHostAlloc: ") + cudaGetErrorString(e));
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  void free_shared(void* p) noexcept override { cudaFreeHost(p); }
+
+  bool host_accessible(const void* p) noexcept override {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();  // clear the non-sticky error: an unknown pointer is host memory
+      return true;
+    }
+    return a.type != cudaMemoryTypeDevice;
+  }
+
+  errc to_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    if (const errc e = to_task_async(thread, dst, src, n); e != errc{}) return e;
+    return wait(thread);
+  }
+  errc from_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    per_thread* t = mine(thread);
+    if (t == nullptr) return errc::out_of_memory;
+    if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, t->stream) != cudaSuccess) return fault();
+    return wait(thread);
+  }
+  void* staging(unsigned thread, std::size_t bytes) noexcept override {
+    per_thread* t = mine(thread);
+    if (t == nullptr) return nullptr;
+    if (t->staging_bytes < bytes) {
+      if (t->staging) cudaFreeHost(t->staging);
+      t->staging = nullptr;
+      t->staging_bytes = 0;
+      if (cudaHostAlloc(&t->staging, bytes, cudaHostAllocDefault) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+      }
+      t->staging_bytes = bytes;
+    }
+    return t->staging;
+  }
+  errc to_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    per_thread* t = mine(thread);
+    if (t == nullptr) return errc::out_of_memory;
+    if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, t->stream) != cudaSuccess) return fault();
+    return errc{};
+  }
+  errc wait(unsigned thread) noexcept override {
+    per_thread* t = mine(thread);
+    if (t == nullptr) return errc::out_of_memory;
+    return cudaStreamSynchronize(t->stream) == cudaSuccess ? errc{} : fault();
+  }
+
+ private:
+  struct per_thread {
+    cudaStream_t stream = nullptr;
+    void* staging = nullptr;
+    std::size_t staging_bytes = 0;
+  };
+  // Each reactor thread's own entry, made on its first use (on that thread, which
+  // then binds the runtime's device).
+  per_thread* mine(unsigned thread) noexcept {
+    if (thread >= per_thread_.size()) return nullptr;
+    per_thread& t = per_thread_[thread];
+    if (t.stream == nullptr) {
+      cudaSetDevice(device_);
+      if (cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking) != cudaSuccess) {
+        t.stream = nullptr;
+        return nullptr;
+      }
+    }
+    return &t;
+  }
+  // A failed copy: a bad address, or the context is gone (a kernel fault).
+  static errc fault() noexcept {
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaErrorInvalidValue ? errc::invalid_argument : errc::device_fault;
+  }
+
+  int device_;
+  std::vector<per_thread> per_thread_;  // sized once; entry i is touched only by reactor thread i
+};
+
+}  // namespace
+
+std::unique_ptr<memory_ops> make_cuda_memory_ops(int device, unsigned threads) {
+  return std::make_unique<cuda_memory_ops>(device, threads);
+}
+
+}  // namespace weft::rt
+#endif

@@ -1,0 +1,356 @@
+// src/reactor.cpp - the reactor's threads: poll, dispatch, flush, drain, wait.
+#include "reactor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <time.h>
+#include <unistd.h>
+
+#include "reactor_thread.hpp"
+#include "weft/detail/mailbox.hpp"
+#include "weft/runtime.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define WEFT_CPU_RELAX() _mm_pause()
+#else
+#define WEFT_CPU_RELAX() ((void)0)
+#endif
+
+namespace weft::rt {
+
+using detail::system_atomic;
+
+std::uint64_t steady_ns() noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+namespace {
+
+bool is_pow2(std::uint32_t v) { return v >= 2 && (v & (v - 1)) == 0; }
+
+class host_memory_ops final : public memory_ops {
+ public:
+  void* alloc_shared(std::size_t bytes) override {
+    void* p = ::operator new(bytes, std::align_val_t{128});
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  void free_shared(void* p) noexcept override { ::operator delete(p, std::align_val_t{128}); }
+  bool host_accessible(const void*) noexcept override { return true; }
+  errc to_task(unsigned, void* dst, const void* src, std::size_t n) noexcept override {
+    std::memcpy(dst, src, n);
+    return errc{};
+  }
+  errc from_task(unsigned, void* dst, const void* src, std::size_t n) noexcept override {
+    std::memcpy(dst, src, n);
+    return errc{};
+  }
+  void* staging(unsigned, std::size_t) noexcept override { return nullptr; }
+  errc to_task_async(unsigned, void* dst, const void* src, std::size_t n) noexcept override {
+    std::memcpy(dst, src, n);
+    return errc{};
+  }
+  errc wait(unsigned) noexcept override { return errc{}; }
+};
+
+}  // namespace
+
+std::unique_ptr<memory_ops> make_host_memory_ops() { return std::make_unique<host_memory_ops>(); }
+
+// ---------------------------------------------------------------- reactor
+
+reactor::reactor(const reactor_config& cfg, std::unique_ptr<memory_ops> mem) : cfg_(cfg), mem_(std::move(mem)) {
+  if (cfg_.threads == 0 || cfg_.threads > 64)
+    throw error(errc::invalid_argument, "weft: config::reactor_threads must be 1..64");
+  if (!is_pow2(cfg_.slots) || !is_pow2(cfg_.completions))
+    throw error(errc::invalid_argument, "weft: config::mailbox_slots must be a power of two >= 2");
+  for (unsigned i = 0; i < cfg_.threads; ++i) {
+    auto* sh = static_cast<detail::mailbox_shared*>(mem_->alloc_shared(sizeof(detail::mailbox_shared)));
+    sh->req_capacity = cfg_.slots;
+    sh->comp_capacity = cfg_.completions;
+    sh->slots = static_cast<detail::request_slot*>(mem_->alloc_shared(sizeof(detail::request_slot) * cfg_.slots));
+    sh->comps =
+        static_cast<detail::completion_slot*>(mem_->alloc_shared(sizeof(detail::completion_slot) * cfg_.completions));
+    shared_.push_back(sh);
+  }
+  host_boxes_.resize(cfg_.threads);
+  for (unsigned i = 0; i < cfg_.threads; ++i) {
+    host_boxes_[i] = detail::make_mailbox(shared_[i]);
+  }
+  for (unsigned i = 0; i < cfg_.threads; ++i)
+    threads_.push_back(
+        std::make_unique<reactor_thread>(*this, i, shared_[i], cfg_.drain_here ? &host_boxes_[i] : nullptr));
+}
+
+reactor::~reactor() {
+  stop();
+  threads_.clear();
+  for (detail::mailbox_shared* sh : shared_) {
+    mem_->free_shared(sh->slots);
+    mem_->free_shared(sh->comps);
+    mem_->free_shared(sh);
+  }
+}
+
+void reactor::start() {
+  for (auto& t : threads_) t->start();
+}
+
+void reactor::register_fn(std::uint32_t id, host_fn fn) {
+  if (!fn) throw error(errc::invalid_argument, "weft: register_host_fn: empty function");
+  std::unique_lock lk(fns_m_);
+  fns_[id] = std::move(fn);
+}
+
+errc reactor::call_fn(std::uint32_t id, std::span<const std::uint64_t> args, std::uint64_t* out) noexcept {
+  host_fn fn;
+  {
+    std::shared_lock lk(fns_m_);
+    auto it = fns_.find(id);
+    if (it == fns_.end()) return errc::not_found;
+    fn = it->second;  // a copy: the function may be replaced while it runs
+  }
+  try {
+    *out = fn(args);
+    return errc{};
+  } catch (...) {
+    handler_errors_.fetch_add(1, std::memory_order_relaxed);
+    return errc::host_error;
+  }
+}
+
+void reactor::add_file(int fd) {
+  std::lock_guard lk(files_m_);
+  files_.insert(fd);
+}
+bool reactor::has_file(int fd) {
+  std::lock_guard lk(files_m_);
+  return files_.count(fd) != 0;
+}
+bool reactor::remove_file(int fd) {
+  std::lock_guard lk(files_m_);
+  return files_.erase(fd) != 0;
+}
+
+void reactor::close(unsigned timeout_ms) noexcept {
+  closing_.store(true, std::memory_order_release);
+  const std::uint64_t until = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
+  // Quiet must hold twice, 1 ms apart: a request posted just before the first look
+  // shows up by the second (its doorbell store is already on its way).
+  for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
+    bool all = true;
+    for (auto& t : threads_) all = all && t->quiescent();
+    quiet_looks = all ? quiet_looks + 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void reactor::stop() noexcept {
+  if (stopped_) return;
+  stopped_ = true;
+  closing_.store(true, std::memory_order_release);
+  for (auto& t : threads_) t->request_stop();
+  for (auto& t : threads_) t->join();
+  std::lock_guard lk(files_m_);
+  for (int fd : files_) ::close(fd);  // files the tasks left open
+  files_.clear();
+}
+
+void reactor::stop_thread(unsigned i) noexcept {
+  if (i < threads_.size()) threads_[i]->stop_service();
+}
+
+reactor_stats reactor::stats() const noexcept {
+  reactor_stats s;
+  for (auto& t : threads_) {
+    s.requests += t->requests();
+    s.completions += t->completions();
+    s.deferred += t->deferred();
+    s.max_queued_completions = std::max(s.max_queued_completions, t->max_queued());
+  }
+  s.handler_errors = handler_errors_.load(std::memory_order_relaxed);
+  return s;
+}
+
+// ---------------------------------------------------------------- reactor_thread
+
+void reactor_thread::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void reactor_thread::join() noexcept {
+  if (thread_.joinable()) thread_.join();
+}
+
+errc reactor_thread::refusal() const noexcept {
+  if (failing_.load(std::memory_order_acquire)) return errc::host_unavailable;
+  if (r_.closing()) return errc::shutting_down;
+  return errc{};
+}
+
+void reactor_thread::complete(std::uint64_t token, std::uint64_t value, errc e, const void* data,
+                              std::uint32_t n) noexcept {
+  detail::completion_slot c{};
+  c.token = token;
+  c.value = value;
+  c.error = static_cast<std::uint32_t>(e);
+  c.inline_bytes = e == errc{} ? n : 0;
+  if (c.inline_bytes != 0) std::memcpy(c.data, data, n);
+  queued_.push_back(c);
+  --outstanding_;
+  if (queued_.size() > max_queued_.load(std::memory_order_relaxed))
+    max_queued_.store(queued_.size(), std::memory_order_relaxed);
+}
+
+// Step 1: copies out every published request in ticket order, dispatching each.
+bool reactor_thread::take_requests() noexcept {
+  // Acquire: a doorbell value stored after a slot's seq shows that seq to the scan.
+  const std::uint64_t bell = system_atomic<std::uint64_t>(sh_->doorbell).load(detail::mo_acquire);
+  if (bell == doorbell_seen_ && !rescan_) return false;
+  doorbell_seen_ = bell;
+  rescan_ = false;
+  const std::uint64_t mask = sh_->req_capacity - 1;
+  std::uint64_t taken = 0;
+  for (;;) {
+    // Backpressure: with a completion ring's worth of answers queued, take no more
+    // requests; the request ring fills and tasks wait in their own frames instead.
+    if (queued_.size() >= sh_->comp_capacity) {
+      rescan_ = true;
+      break;
+    }
+    detail::request_slot& s = sh_->slots[head_ & mask];
+    // Acquire: the producer's slot writes happen-before our copies (its release on seq).
+    if (system_atomic<std::uint64_t>(s.seq).load(detail::mo_acquire) != head_ + 1) break;
+    const detail::request q = s.req;
+    unsigned char data[detail::request_inline_bytes];
+    std::memcpy(data, s.data, std::min<std::uint32_t>(q.inline_bytes, sizeof data));
+    ++head_;
+    ++taken;
+    ++outstanding_;
+    dispatch(q, data);
+    if (taken % 64 == 0)  // free slots as we go, so producers do not wait a whole batch
+      system_atomic<std::uint64_t>(sh_->req_head).store(head_, detail::mo_release);
+  }
+  // Release: our copies of the slots are done before a producer reuses them.
+  if (taken != 0) system_atomic<std::uint64_t>(sh_->req_head).store(head_, detail::mo_release);
+  // A producer may have claimed a slot and not published it yet: look again next round
+  // even without a new doorbell value while the ring holds claimed-but-unseen slots.
+  rescan_ = rescan_ || taken != 0;
+  requests_.fetch_add(taken, std::memory_order_relaxed);
+  return taken != 0;
+}
+
+void reactor_thread::dispatch(const detail::request& q, const unsigned char* data) noexcept {
+  if (const errc e = refusal(); e != errc{}) return fail(q.token, e);
+  using detail::opcode;
+  switch (q.op) {
+    case opcode::nop: return complete(q.token, 0, errc{});
+    case opcode::host_call: return op_host_call(q, data);
+    case opcode::open: return op_open(q, data);
+    case opcode::read: return op_read(q);
+    case opcode::write: return op_write(q, data);
+    case opcode::close: return op_close(q);
+    case opcode::print: return op_print(q, data);
+    case opcode::sleep: return op_sleep(q);
+    case opcode::listen:
+    case opcode::accept:
+    case opcode::recv:
+    case opcode::send:
+    case opcode::net_close: return op_net(q, data);
+  }
+  fail(q.token, errc::invalid_argument);  // a malformed request: an opcode nobody knows
+}
+
+// Step 4: publishes queued completions while the completion ring has room.
+bool reactor_thread::flush() noexcept {
+  if (queued_.empty()) return false;
+  // Acquire: the drainer's reads of the slots we are about to reuse are done.
+  const std::uint64_t head = system_atomic<std::uint64_t>(sh_->comp_head).load(detail::mo_acquire);
+  const std::uint64_t cap = sh_->comp_capacity;
+  std::uint64_t n = 0;
+  while (!queued_.empty() && comp_tail_ + n - head < cap) {
+    sh_->comps[(comp_tail_ + n) & (cap - 1)] = queued_.front();
+    queued_.pop_front();
+    ++n;
+  }
+  if (n == 0) return false;
+  comp_tail_ += n;
+  // Release at system scope: the slots above are visible to a drainer that acquires it.
+  system_atomic<std::uint64_t>(sh_->comp_tail).store(comp_tail_, detail::mo_release);
+  completions_.fetch_add(n, std::memory_order_relaxed);
+  return true;
+}
+
+// The timer heap of io::sleep_for. all: fire every timer now with error e (shutdown).
+bool reactor_thread::fire_timers(bool all, errc e) noexcept {
+  bool fired = false;
+  const auto later = [](const timer& a, const timer& b) { return a.deadline > b.deadline; };
+  const std::uint64_t now = timers_.empty() ? 0 : steady_ns();
+  while (!timers_.empty() && (all || timers_.front().deadline <= now)) {
+    std::pop_heap(timers_.begin(), timers_.end(), later);
+    complete(timers_.back().token, 0, e);
+    timers_.pop_back();
+    fired = true;
+  }
+  return fired;
+}
+
+void reactor_thread::op_sleep(const detail::request& q) noexcept {
+  const std::uint64_t now = steady_ns();
+  const std::uint64_t ns = q.args[0];
+  timers_.push_back({ns > ~std::uint64_t{0} - now ? ~std::uint64_t{0} : now + ns, q.token});
+  std::push_heap(timers_.begin(), timers_.end(), [](const timer& a, const timer& b) { return a.deadline > b.deadline; });
+  count_deferred();
+}
+
+void reactor_thread::update_quiet() noexcept {
+  const bool delivered =
+      system_atomic<std::uint64_t>(sh_->comp_head).load(detail::mo_acquire) == comp_tail_;
+  quiet_.store(outstanding_ == 0 && queued_.empty() && delivered && !rescan_, std::memory_order_release);
+}
+
+// Step 6: spin while work is recent, then sleep in doubling steps (bounded).
+void reactor_thread::idle_wait(std::uint64_t idle_since_ns) noexcept {
+  const std::uint64_t idle = steady_ns() - idle_since_ns;
+  if (idle < r_.cfg().spin_ns) {
+    for (int i = 0; i < 32; ++i) WEFT_CPU_RELAX();
+    return;
+  }
+  std::uint64_t ns = 1000;
+  while (ns < idle / 4 && ns < r_.cfg().max_sleep_ns) ns *= 2;
+  if (ns > r_.cfg().max_sleep_ns) ns = r_.cfg().max_sleep_ns;
+  if (!timers_.empty()) {
+    const std::uint64_t now = steady_ns(), due = timers_.front().deadline;
+    if (due <= now) return;
+    if (due - now < ns) ns = due - now;
+  }
+  timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
+  nanosleep(&ts, nullptr);
+}
+
+void reactor_thread::run() noexcept {
+  std::uint64_t last_work = steady_ns();
+  while (!stop_.load(std::memory_order_acquire)) {
+    bool busy = take_requests();
+    if (const errc e = refusal(); e != errc{}) {
+      if (!timers_.empty()) busy |= fire_timers(true, e);
+      fail_net(e);
+    }
+    busy |= poll_net();
+    busy |= fire_timers(false, errc{});
+    busy |= flush();
+    if (drain_box_ != nullptr) busy |= detail::mailbox_drain_serial(*drain_box_) != 0;
+    update_quiet();
+    if (busy) last_work = steady_ns();
+    else idle_wait(last_work);
+  }
+}
+
+}  // namespace weft::rt

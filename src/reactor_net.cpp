@@ -1,0 +1,287 @@
+// src/reactor_net.cpp - TCP for tasks: non-blocking sockets in reactor thread 0's epoll set.
+//
+// Every socket is registered once, edge-triggered, for input and output. A request
+// tries its system call at once; when it would block (EAGAIN) it waits in the socket's
+// queue (accepts and recvs in `readers`, sends in `writers`), and each epoll event on
+// the socket retries the queue heads until one would block again. Edge triggering is
+// safe because a queue is only left waiting after a call returned EAGAIN, which
+// re-arms the edge. Each request completes exactly once: by its call, by close (the
+// queued ones fail with closed), or by a refusal (shutdown, a stopped service).
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+#include "reactor_thread.hpp"
+
+namespace weft::rt {
+
+struct net_state {
+  struct reader {  // an accept (n == 0) or a recv
+    std::uint64_t token;
+    void* buf;
+    std::uint64_t n;
+  };
+  struct writer {
+    std::uint64_t token;
+    std::vector<char> data;
+    std::size_t sent;
+  };
+  struct sock {
+    bool listening = false;
+    std::deque<reader> readers;
+    std::deque<writer> writers;
+  };
+  int ep = -1;
+  std::unordered_map<int, sock> socks;
+  std::size_t waiting = 0;  // queued requests over all sockets
+
+  ~net_state() {
+    for (auto& [fd, s] : socks) ::close(fd);
+    if (ep >= 0) ::close(ep);
+  }
+};
+
+namespace {
+
+errc net_errno(int e) noexcept {
+  switch (e) {
+    case ECONNRESET:
+    case EPIPE:
+    case ENOTCONN: return errc::closed;
+    case EBADF:
+    case ENOTSOCK: return errc::bad_handle;
+    default: return errc::io_error;
+  }
+}
+
+bool would_block(int e) noexcept { return e == EAGAIN || e == EWOULDBLOCK; }
+
+}  // namespace
+
+// Tries the reader at the head of s's queue. True: it completed (or failed); false: it
+// would block and stays queued.
+static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::reader& r, bool listening) noexcept {
+  if (listening) {
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) {
+      if (would_block(errno) || errno == EINTR || errno == ECONNABORTED) return false;
+      t.fail(r.token, net_errno(errno));
+      return true;
+    }
+    const int one = 1;
+    ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.data.fd = c;
+    if (::epoll_ctl(ns.ep, EPOLL_CTL_ADD, c, &ev) != 0) {
+      ::close(c);
+      t.fail(r.token, errc::io_error);
+      return true;
+    }
+    try {
+      ns.socks.emplace(c, net_state::sock{});
+    } catch (...) {
+      ::close(c);
+      t.fail(r.token, errc::out_of_memory);
+      return true;
+    }
+    t.complete(r.token, static_cast<std::uint64_t>(c), errc{});
+    return true;
+  }
+  memory_ops& m = t.owner().mem();
+  if (r.n <= detail::completion_inline_bytes || !m.host_accessible(r.buf)) {
+    // Small: inline in the completion. Large into GPU memory: through a host buffer.
+    std::vector<char> big;
+    unsigned char small[detail::completion_inline_bytes];
+    char* dst = reinterpret_cast<char*>(small);
+    if (r.n > detail::completion_inline_bytes) {
+      big.resize(r.n);
+      dst = big.data();
+    }
+    const ssize_t got = ::recv(fd, dst, r.n, 0);
+    if (got < 0) {
+      if (would_block(errno) || errno == EINTR) return false;
+      t.fail(r.token, net_errno(errno));
+      return true;
+    }
+    if (r.n <= detail::completion_inline_bytes) {
+      t.complete(r.token, static_cast<std::uint64_t>(got), errc{}, dst, static_cast<std::uint32_t>(got));
+    } else {
+      const errc e = got > 0 ? m.to_task(t.index(), r.buf, dst, static_cast<std::size_t>(got)) : errc{};
+      t.complete(r.token, static_cast<std::uint64_t>(got), e);
+    }
+    return true;
+  }
+  const ssize_t got = ::recv(fd, r.buf, r.n, 0);
+  if (got < 0) {
+    if (would_block(errno) || errno == EINTR) return false;
+    t.fail(r.token, net_errno(errno));
+    return true;
+  }
+  t.complete(r.token, static_cast<std::uint64_t>(got), errc{});
+  return true;
+}
+
+static bool try_writer(reactor_thread& t, int fd, net_state::writer& w) noexcept {
+  while (w.sent < w.data.size()) {
+    const ssize_t n = ::send(fd, w.data.data() + w.sent, w.data.size() - w.sent, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (would_block(errno)) return false;
+      if (errno == EINTR) continue;
+      t.fail(w.token, net_errno(errno));
+      return true;
+    }
+    w.sent += static_cast<std::size_t>(n);
+  }
+  t.complete(w.token, w.data.size(), errc{});
+  return true;
+}
+
+// Retries the queue heads of one socket. True when something completed.
+static bool progress(reactor_thread& t, net_state& ns, int fd, net_state::sock& s) noexcept {
+  bool any = false;
+  while (!s.readers.empty() && try_reader(t, fd, ns, s.readers.front(), s.listening)) {
+    s.readers.pop_front();
+    --ns.waiting;
+    any = true;
+  }
+  while (!s.writers.empty() && try_writer(t, fd, s.writers.front())) {
+    s.writers.pop_front();
+    --ns.waiting;
+    any = true;
+  }
+  return any;
+}
+
+static errc open_listener(std::uint16_t port, int ep, int* out_fd, std::uint16_t* out_port) noexcept {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errc::io_error;
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(port);
+  socklen_t len = sizeof a;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;
+  ev.data.fd = fd;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 4096) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    ::close(fd);
+    return errc::io_error;
+  }
+  *out_fd = fd;
+  *out_port = ntohs(a.sin_port);
+  return errc{};
+}
+
+void reactor_thread::op_net(const detail::request& q, const unsigned char* data) noexcept {
+  using detail::opcode;
+  if (!net_) {
+    try {
+      net_ = std::make_unique<net_state>();
+    } catch (...) {
+      return fail(q.token, errc::out_of_memory);
+    }
+    net_->ep = ::epoll_create1(EPOLL_CLOEXEC);
+  }
+  net_state& ns = *net_;
+  if (ns.ep < 0) return fail(q.token, errc::io_error);
+  if (q.op == opcode::listen) {
+    if (q.args[0] > 65535) return fail(q.token, errc::invalid_argument);
+    int fd = -1;
+    std::uint16_t port = 0;
+    if (const errc e = open_listener(static_cast<std::uint16_t>(q.args[0]), ns.ep, &fd, &port); e != errc{})
+      return fail(q.token, e);
+    try {
+      ns.socks.emplace(fd, net_state::sock{true, {}, {}});
+    } catch (...) {
+      ::close(fd);
+      return fail(q.token, errc::out_of_memory);
+    }
+    return complete(q.token, static_cast<std::uint64_t>(fd) | (std::uint64_t{port} << 32), errc{});
+  }
+  const int fd = static_cast<int>(q.args[0]);
+  auto it = ns.socks.find(fd);
+  if (it == ns.socks.end()) return fail(q.token, errc::bad_handle);
+  net_state::sock& s = it->second;
+  try {
+    switch (q.op) {
+      case opcode::accept:
+        if (!s.listening) return fail(q.token, errc::bad_handle);
+        s.readers.push_back({q.token, nullptr, 0});
+        break;
+      case opcode::recv:
+        if (s.listening) return fail(q.token, errc::bad_handle);
+        s.readers.push_back({q.token, reinterpret_cast<void*>(q.args[1]), q.args[2]});
+        break;
+      case opcode::send: {
+        if (s.listening) return fail(q.token, errc::bad_handle);
+        const std::uint64_t n = q.args[2];
+        const void* buf = reinterpret_cast<const void*>(q.args[1]);
+        net_state::writer w{q.token, std::vector<char>(n), 0};
+        if (n <= detail::request_inline_bytes) std::memcpy(w.data.data(), data, n);
+        else if (r_.mem().host_accessible(buf)) std::memcpy(w.data.data(), buf, n);
+        else if (const errc e = r_.mem().from_task(index_, w.data.data(), buf, n); e != errc{})
+          return fail(q.token, e);
+        s.writers.push_back(std::move(w));
+        break;
+      }
+      case opcode::net_close: {
+        for (auto& r : s.readers) fail(r.token, errc::closed);
+        for (auto& w : s.writers) fail(w.token, errc::closed);
+        ns.waiting -= s.readers.size() + s.writers.size();
+        ::close(fd);  // also leaves the epoll set
+        ns.socks.erase(it);
+        return complete(q.token, 0, errc{});
+      }
+      default: return fail(q.token, errc::invalid_argument);
+    }
+  } catch (...) {
+    return fail(q.token, errc::out_of_memory);
+  }
+  const std::size_t before = ns.waiting++;
+  progress(*this, ns, fd, s);
+  if (ns.waiting > before) count_deferred();  // it (or one ahead of it) waits for epoll
+}
+
+// Defined here, where net_state is complete.
+reactor_thread::reactor_thread(reactor& r, unsigned index, detail::mailbox_shared* sh, detail::mailbox* drain_box)
+    : r_(r), index_(index), sh_(sh), drain_box_(drain_box) {}
+
+reactor_thread::~reactor_thread() { join(); }
+
+bool reactor_thread::poll_net() noexcept {
+  if (!net_ || net_->waiting == 0) return false;
+  net_state& ns = *net_;
+  epoll_event evs[256];
+  const int n = ::epoll_wait(ns.ep, evs, 256, 0);
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    auto it = ns.socks.find(evs[i].data.fd);
+    if (it != ns.socks.end()) any |= progress(*this, ns, it->first, it->second);
+  }
+  return any;
+}
+
+void reactor_thread::fail_net(errc e) noexcept {
+  if (!net_ || net_->waiting == 0) return;
+  for (auto& [fd, s] : net_->socks) {
+    for (auto& r : s.readers) fail(r.token, e);
+    for (auto& w : s.writers) fail(w.token, e);
+    s.readers.clear();
+    s.writers.clear();
+  }
+  net_->waiting = 0;
+}
+
+}  // namespace weft::rt

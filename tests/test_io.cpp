@@ -1,0 +1,368 @@
+// Host services from tasks through the reactor: host_call, files, print, host sleeps,
+// backpressure, exactly-once completion and the faults. Backend-agnostic: compiled as
+// CUDA in a cuda build and run on whichever backend WEFT_BACKEND names.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "shared_array.hpp"
+#include "support.hpp"
+
+using weft_test::shared_array;
+
+namespace {
+
+template <class R>
+WEFT_HOST_DEVICE int code_of(const R& r) {
+  return r ? 0 : static_cast<int>(r.error());
+}
+int code(weft::errc e) { return static_cast<int>(e); }
+
+// ---------------------------------------------------------------- host_call
+struct calls_out {
+  std::uint64_t sum3, sum6, after_throw;
+  int missing, thrown, after_code;
+};
+
+WEFT_HOST_DEVICE weft::task<calls_out> host_call_root() {
+  calls_out o{};
+  auto a = co_await weft::host_call(1, 2u, 3u, 4u);
+  o.sum3 = a ? *a : 0;
+  auto b = co_await weft::host_call(1, 1, 2, 3, 4, 5, 6);
+  o.sum6 = b ? *b : 0;
+  auto c = co_await weft::host_call(99, 1);
+  o.missing = code_of(c);
+  auto d = co_await weft::host_call(2, 7);
+  o.thrown = code_of(d);
+  auto e = co_await weft::host_call(1, 40, 2);
+  o.after_throw = e ? *e : 0;
+  o.after_code = code_of(e);
+  co_return o;
+}
+
+// ---------------------------------------------------------------- files
+struct file_out {
+  int open_missing, open_ok, write_big, write_small, read_big, read_short, read_eof, close_ok, close_again,
+      read_closed, bad_null;
+  std::uint64_t wrote_big, wrote_small, got_big, got_short, got_eof;
+  int mismatches;
+};
+
+// Writes 300 bytes (by address) and 10 (inline), reads them back into the frame (GPU
+// memory on the cuda backend: the staged and inline paths) and into `buf`.
+WEFT_HOST_DEVICE weft::task<file_out> file_root(const char* path, const char* missing, unsigned char* buf) {
+  file_out o{};
+  o.open_missing = code_of(co_await weft::io::open(missing, O_RDONLY));
+  auto f = co_await weft::io::open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
+  o.open_ok = code_of(f);
+  if (!f) co_return o;
+  auto w1 = co_await weft::io::write(*f, buf, 300, 0);
+  o.write_big = code_of(w1);
+  o.wrote_big = w1 ? *w1 : 0;
+  auto w2 = co_await weft::io::write(*f, buf + 300, 10, 300);
+  o.write_small = code_of(w2);
+  o.wrote_small = w2 ? *w2 : 0;
+  unsigned char local[310];
+  auto r1 = co_await weft::io::read(*f, local, 310, 0);
+  o.read_big = code_of(r1);
+  o.got_big = r1 ? *r1 : 0;
+  unsigned char tail[100];
+  auto r2 = co_await weft::io::read(*f, tail, 100, 305);  // inline: only 5 bytes are left
+  o.read_short = code_of(r2);
+  o.got_short = r2 ? *r2 : 0;
+  auto r3 = co_await weft::io::read(*f, buf + 1024, 200, 310);
+  o.read_eof = code_of(r3);
+  o.got_eof = r3 ? *r3 : 99;
+  for (int i = 0; i < 310; ++i) o.mismatches += local[i] != buf[i];
+  for (int i = 0; i < 5; ++i) o.mismatches += tail[i] != buf[305 + i];
+  o.close_ok = code_of(co_await weft::io::close(*f));
+  o.close_again = code_of(co_await weft::io::close(*f));
+  o.read_closed = code_of(co_await weft::io::read(*f, local, 10, 0));
+  o.bad_null = code_of(co_await weft::io::open(nullptr, O_RDONLY));
+  co_return o;
+}
+
+struct print_out {
+  int short_text, long_text, too_long;
+};
+WEFT_HOST_DEVICE weft::task<print_out> print_root(const char* huge) {
+  print_out o{};
+  o.short_text = code_of(co_await weft::io::print("weft: a line printed by a task\n"));
+  o.long_text = code_of(co_await weft::io::print(
+      "weft: a longer line printed by a task, more than fifty-six bytes, so it goes by address\n"));
+  o.too_long = code_of(co_await weft::io::print(huge));
+  co_return o;
+}
+
+WEFT_HOST_DEVICE weft::task<std::uint64_t> host_sleep_root(std::uint64_t ns) {
+  const std::uint64_t t0 = weft::now_ns();
+  auto r = co_await weft::io::sleep_for(ns);
+  if (!r) co_return 0;
+  co_return weft::now_ns() - t0;
+}
+
+// ---------------------------------------------------------------- many requests
+struct many_state {
+  int done = 0;
+  int wrong = 0;
+  int errors = 0;
+  int spawn_failed = 0;
+  weft::event all_done;
+};
+
+WEFT_HOST_DEVICE weft::task<void> caller(int i, int calls, many_state* s, int total) {
+  for (int k = 0; k < calls; ++k) {
+    const std::uint64_t x = static_cast<std::uint64_t>(i) * 1000003u + static_cast<std::uint64_t>(k);
+    auto r = co_await weft::host_call(3, x);
+    if (!r) weft_test::atomic_add(s->errors, 1);
+    else if (*r != 2 * x + 1) weft_test::atomic_add(s->wrong, 1);
+  }
+  if (weft_test::atomic_add(s->done, 1) + 1 == total) s->all_done.set();
+}
+
+struct many_out {
+  int done, wrong, errors, spawn_failed;
+};
+
+// n tasks, each making `calls` host calls; every answer is checked against its question.
+WEFT_HOST_DEVICE weft::task<many_out> many_callers_root(int n, int calls) {
+  many_state s;
+  for (int i = 0; i < n; ++i) {
+    auto h = weft::spawn(caller(i, calls, &s, n));
+    if (!h) {  // the pool or queue is full: count it as done, it never ran
+      ++s.spawn_failed;
+      if (weft_test::atomic_add(s.done, 1) + 1 == n) s.all_done.set();
+    }
+  }
+  co_await s.all_done.wait();
+  co_return many_out{s.done, s.wrong, s.errors, s.spawn_failed};
+}
+
+// ---------------------------------------------------------------- faults
+WEFT_HOST_DEVICE weft::task<void> sleep_and_report(int* code_out, std::uint64_t ns) {
+  auto r = co_await weft::io::sleep_for(ns);
+  weft::detail::device_atomic<int>(*code_out).store(r ? 0 : static_cast<int>(r.error()), weft::detail::mo_release);
+}
+WEFT_HOST_DEVICE weft::task<int> spawn_sleepers(int n, int* codes, std::uint64_t ns) {
+  for (int i = 0; i < n; ++i) (void)weft::spawn(sleep_and_report(&codes[i], ns));
+  co_return 0;
+}
+WEFT_HOST_DEVICE weft::task<int> one_call(std::uint32_t id) { co_return code_of(co_await weft::host_call(id, 1)); }
+
+#if WEFT_CUDA_COMPILE
+// Makes the device pass compile the roots above (block_on calls them from host code).
+__global__ void io_roots_compile_for_device(const char* p, unsigned char* b, int n, int* c, std::uint64_t ns) {
+  (void)host_call_root();
+  (void)file_root(p, p, b);
+  (void)print_root(p);
+  (void)host_sleep_root(ns);
+  (void)many_callers_root(n, n);
+  (void)spawn_sleepers(n, c, ns);
+  (void)one_call(1);
+}
+#endif
+
+void register_test_fns(weft::runtime& rt) {
+  rt.register_host_fn(1, [](std::span<const std::uint64_t> a) {
+    std::uint64_t s = 0;
+    for (auto v : a) s += v;
+    return s;
+  });
+  rt.register_host_fn(2, [](std::span<const std::uint64_t>) -> std::uint64_t { throw std::runtime_error("boom"); });
+}
+
+// Copies a host string into memory every backend's tasks can read.
+struct shared_text {
+  shared_array<char> mem;
+  explicit shared_text(const std::string& s) : mem(s.size() + 1) { std::memcpy(mem.data(), s.c_str(), s.size() + 1); }
+  const char* c_str() const { return mem.data(); }
+};
+
+}  // namespace
+
+TEST_CASE("host_call runs the registered host function and returns its value", "[io]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  register_test_fns(rt);
+  const calls_out o = rt.block_on([] WEFT_HOST_DEVICE() { return host_call_root(); });
+  REQUIRE(o.sum3 == 9);
+  REQUIRE(o.sum6 == 21);
+}
+
+TEST_CASE("host_call to an unregistered id gives not_found", "[io][fault]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  register_test_fns(rt);
+  const calls_out o = rt.block_on([] WEFT_HOST_DEVICE() { return host_call_root(); });
+  REQUIRE(o.missing == code(weft::errc::not_found));
+}
+
+TEST_CASE("a host function that throws gives host_error and the reactor keeps serving", "[io][fault]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  register_test_fns(rt);
+  const calls_out o = rt.block_on([] WEFT_HOST_DEVICE() { return host_call_root(); });
+  REQUIRE(o.thrown == code(weft::errc::host_error));
+  REQUIRE(o.after_code == 0);
+  REQUIRE(o.after_throw == 42);
+  REQUIRE(rt.reactor_stats().handler_errors == 1);
+}
+
+TEST_CASE("a task writes, reads back and closes a file; short reads, EOF and bad handles are reported", "[io]") {
+  char tmpl[] = "/tmp/weft-io-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  shared_text path(tmpl), missing(std::string(tmpl) + "-missing/none");
+  shared_array<unsigned char> buf(2048);
+  for (int i = 0; i < 310; ++i) buf[i] = static_cast<unsigned char>(i * 7 + 1);
+  weft::runtime rt(weft_test::any_backend_config());
+  const file_out o = rt.block_on(
+      [] WEFT_HOST_DEVICE(const char* p, const char* m, unsigned char* b) { return file_root(p, m, b); },
+      path.c_str(), missing.c_str(), buf.data());
+  rt.shutdown();
+  CHECK(o.open_missing == code(weft::errc::not_found));
+  REQUIRE(o.open_ok == 0);
+  CHECK(o.write_big == 0);
+  CHECK(o.wrote_big == 300);
+  CHECK(o.write_small == 0);
+  CHECK(o.wrote_small == 10);
+  CHECK(o.read_big == 0);
+  CHECK(o.got_big == 310);
+  CHECK(o.read_short == 0);
+  CHECK(o.got_short == 5);
+  CHECK(o.read_eof == 0);
+  CHECK(o.got_eof == 0);
+  CHECK(o.mismatches == 0);
+  CHECK(o.close_ok == 0);
+  CHECK(o.close_again == code(weft::errc::bad_handle));
+  CHECK(o.read_closed == code(weft::errc::bad_handle));
+  CHECK(o.bad_null == code(weft::errc::invalid_argument));
+  // The bytes on disk are the ones written.
+  FILE* f = std::fopen(tmpl, "rb");
+  REQUIRE(f != nullptr);
+  unsigned char disk[400];
+  const std::size_t n = std::fread(disk, 1, sizeof disk, f);
+  std::fclose(f);
+  ::unlink(tmpl);
+  REQUIRE(n == 310);
+  REQUIRE(std::memcmp(disk, buf.data(), 310) == 0);
+}
+
+TEST_CASE("io::print writes a task's text; text over the limit gives too_large", "[io][fault]") {
+  shared_text huge(std::string(70000, 'x'));
+  weft::runtime rt(weft_test::any_backend_config());
+  const print_out o = rt.block_on([] WEFT_HOST_DEVICE(const char* h) { return print_root(h); }, huge.c_str());
+  REQUIRE(o.short_text == 0);
+  REQUIRE(o.long_text == 0);
+  REQUIRE(o.too_long == code(weft::errc::too_large));
+}
+
+TEST_CASE("io::sleep_for parks the task for at least the time asked on the host's clock", "[io]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  const std::uint64_t ms = 1'000'000;
+  const std::uint64_t slept = rt.block_on([] WEFT_HOST_DEVICE(std::uint64_t ns) { return host_sleep_root(ns); }, 20 * ms);
+  REQUIRE(slept >= 19 * ms);  // the task's clock may be the GPU's: allow its 1 us grain
+  REQUIRE(slept < 2000 * ms);
+}
+
+TEST_CASE("every host call from many tasks through tiny rings gets its own answer exactly once", "[io][stress]") {
+  weft::config c = weft_test::any_backend_config();
+  c.mailbox_slots = 4;  // tiny rings: claims race, the rings fill, requests wait for room
+  c.reactor_threads = 2;
+  weft::runtime rt(c);
+  std::atomic<std::uint64_t> served{0};
+  rt.register_host_fn(3, [&served](std::span<const std::uint64_t> a) {
+    const std::uint64_t n = served.fetch_add(1, std::memory_order_relaxed);
+    thread_local std::minstd_rand rng(static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
+    if (rng() % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 50));  // random delays
+    (void)n;
+    return 2 * a[0] + 1;
+  });
+  const int tasks = 1000, calls = 100;  // 100k requests
+  const many_out o = rt.block_on([] WEFT_HOST_DEVICE(int n, int k) { return many_callers_root(n, k); }, tasks, calls);
+  REQUIRE(o.spawn_failed == 0);
+  REQUIRE(o.done == tasks);
+  REQUIRE(o.errors == 0);
+  REQUIRE(o.wrong == 0);
+  REQUIRE(served.load() == std::uint64_t{tasks} * calls);  // each request served once
+  const weft::io_stats s = rt.reactor_stats();
+  REQUIRE(s.requests == std::uint64_t{tasks} * calls);
+  REQUIRE(s.completions == s.requests);
+}
+
+TEST_CASE("a burst of a million requests from a million tasks completes with bounded reactor memory",
+          "[io][stress]") {
+  weft::config c = weft_test::any_backend_config();
+  c.mailbox_slots = 256;
+  c.frame_pool_bytes = std::size_t{1} << 30;
+  weft::runtime rt(c);
+  rt.register_host_fn(3, [](std::span<const std::uint64_t> a) { return 2 * a[0] + 1; });
+  const int tasks = 1'000'000;
+  const many_out o = rt.block_on([] WEFT_HOST_DEVICE(int n, int k) { return many_callers_root(n, k); }, tasks, 1);
+  REQUIRE(o.spawn_failed == 0);
+  REQUIRE(o.errors == 0);
+  REQUIRE(o.wrong == 0);
+  const weft::io_stats s = rt.reactor_stats();
+  REQUIRE(s.requests == std::uint64_t(tasks));
+  // Requests beyond the rings waited in their tasks' frames; the reactor's own queue of
+  // answers never grew past one completion ring's worth per thread.
+  REQUIRE(s.max_queued_completions <= c.mailbox_slots);
+}
+
+TEST_CASE("runtime shutdown with requests in flight completes every waiting task with shutting_down",
+          "[io][fault]") {
+  const int n = 64;
+  shared_array<int> codes(n);
+  for (int i = 0; i < n; ++i) codes[i] = -1;
+  {
+    weft::runtime rt(weft_test::any_backend_config());
+    const std::uint64_t hour = 3600ull * 1'000'000'000ull;
+    rt.block_on([] WEFT_HOST_DEVICE(int k, int* cs, std::uint64_t ns) { return spawn_sleepers(k, cs, ns); }, n,
+                codes.data(), hour);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (rt.reactor_stats().deferred < std::uint64_t(n) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(rt.reactor_stats().deferred == std::uint64_t(n));
+    rt.shutdown();
+  }
+  for (int i = 0; i < n; ++i) REQUIRE(codes[i] == code(weft::errc::shutting_down));
+}
+
+TEST_CASE("a stopped reactor thread fails its waiting and new requests with host_unavailable", "[io][fault]") {
+  const int n = 16;
+  shared_array<int> codes(n);
+  for (int i = 0; i < n; ++i) codes[i] = -1;
+  weft::config c = weft_test::any_backend_config();
+  c.reactor_threads = 1;
+  weft::runtime rt(c);
+  register_test_fns(rt);
+  rt.block_on([] WEFT_HOST_DEVICE(int k, int* cs, std::uint64_t ns) { return spawn_sleepers(k, cs, ns); }, n,
+              codes.data(), 3600ull * 1'000'000'000ull);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (rt.reactor_stats().deferred < std::uint64_t(n) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  rt.stop_reactor_thread(0);
+  const int later = rt.block_on([] WEFT_HOST_DEVICE() { return one_call(1); });
+  REQUIRE(later == code(weft::errc::host_unavailable));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto all_failed = [&] {
+    for (int i = 0; i < n; ++i)
+      if (weft::detail::device_atomic<int>(codes[i]).load(weft::detail::mo_acquire) != code(weft::errc::host_unavailable))
+        return false;
+    return true;
+  };
+  while (!all_failed() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(all_failed());
+}
+
+TEST_CASE("requests from a task with no runtime give backend_unavailable", "[io][fault]") {
+  weft::result<int> r = weft::run_inline(one_call(1));
+  REQUIRE(r.has_value());
+  REQUIRE(*r == code(weft::errc::backend_unavailable));
+}
