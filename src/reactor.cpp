@@ -333,6 +333,7 @@ void reactor_thread::idle_wait(std::uint64_t idle_since_ns) noexcept {
   }
   timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
+  rescan_ = true;  // bounds the doorbell's race (mailbox.hpp) by one sleep
 }
 
 void reactor_thread::run() noexcept {

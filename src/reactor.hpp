@@ -16,9 +16,16 @@
 //      with one store of comp_tail; the rest wait in the thread's queue;
 //   5. on the host backend, drain: deliver the published completions to their tasks
 //      and publish requests that waited for ring space (the GPU does this on worker 0);
-//   6. wait adaptively: after work, spin (spin_ns); then sleep in doubling steps from
-//      1 us up to max_sleep_ns, which bounds the wake-up latency (the GPU cannot signal
-//      a host thread, so an idle thread must look at the doorbell now and then).
+//   6. wait adaptively: after work, spin (spin_ns); then sleep, each sleep the smallest
+//      1 us * 2^k that is at least a quarter of the idle time so far, capped at
+//      max_sleep_ns, which bounds the wake-up latency (the GPU cannot signal a host
+//      thread, so an idle thread must look at the doorbell now and then). After each
+//      sleep the thread rescans its ring once even if the doorbell did not change.
+//
+// Memory: requests wait in the tasks' frames, never in the reactor, while the rings are
+// full; the reactor stops taking requests while a completion ring's worth of answers is
+// queued. Requests that complete later (io::sleep_for timers, sockets that are not
+// ready) are held by the reactor until they complete: a few dozen bytes each.
 //
 // Faults: a handler that throws gives host_error and the thread serves on. When a
 // thread is stopped (stop_thread, a fault drill) it fails every pending request with

@@ -5,8 +5,9 @@
 //   * inline, in the mailbox slots, when small (<= 56 bytes written, <= 104 read);
 //   * directly, when the host can touch the task's buffer (host backend; managed or
 //     mapped memory on the cuda backend);
-//   * else through the thread's pinned staging buffer and its CUDA stream, in pieces,
-//     so that the next pread overlaps the copy of the last piece to the GPU.
+//   * else through the thread's pinned staging buffer and its CUDA stream: reads in
+//     1 MiB pieces, so that the next pread overlaps the copy of the last piece to the
+//     GPU; writes 4 MiB at a time, copy then pwrite (not overlapped).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>

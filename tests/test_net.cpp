@@ -179,7 +179,7 @@ TEST_CASE("a task serves TCP echo to clients one after another and sees each pee
   REQUIRE(o.echoed == sent);
 }
 
-TEST_CASE("a peer that resets the connection gives the serving task an error, not a hang", "[net][fault]") {
+TEST_CASE("a peer that resets the connection gives the serving task an error and no hang", "[net][fault]") {
   shared_array<int> port(1);
   weft::runtime rt(weft_test::any_backend_config());
   auto h = rt.spawn([] WEFT_HOST_DEVICE(int* p, int n) { return echo_root(p, n); }, port.data(), 1);

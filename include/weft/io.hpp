@@ -18,7 +18,7 @@
 // the mailbox slot. The buffer must stay valid until the call completes.
 //
 // Errors: not_found (no such file), bad_handle (not an open file), io_error (another
-// system call failure), too_large (a path over 4096 bytes, a print over 64 KiB),
+// system call failure), too_large (a path of 4096 bytes or more, a print over 64 KiB),
 // invalid_argument (a null text), host_unavailable (the reactor thread stopped),
 // shutting_down (the runtime is stopping), backend_unavailable (no runtime: run_inline).
 // A short read is not an error: read returns the bytes it got, 0 at end of file.

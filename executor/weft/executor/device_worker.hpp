@@ -303,6 +303,7 @@ __device__ inline bool park_lane0(worker_ctx& c) noexcept {
     if (c.id == 0) poll_host(d);
     poll_timers(d);
     if (c.st.count != 0) break;  // the poller created a root or woke a sleeper here
+    if (c.id == 0 && io_inflight(d)) break;  // a request was posted: worker 0 drains, not naps
     if (detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)) break;  // bulk chunks to take
     __nanosleep(ns);
     slept += ns;

@@ -10,8 +10,11 @@
 //   mailbox_shared (pinned, mapped host memory on the cuda backend; ordinary memory on
 //   the host backend): the request slots, the completion slots, and four words, each
 //   on its own 64-byte line:
-//     doorbell   task side -> host. Bumped after each publication; the reactor polls this
-//                one line while idle instead of every slot.
+//     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
+//                (racing producers may store out of order: the reactor only compares for
+//                a change, and also rescans once per idle sleep, so a store that lands
+//                before an older ticket's seq is visible delays that request by at most
+//                one sleep). The reactor polls this one line instead of every slot.
 //     req_head   host -> task side. Requests the reactor has copied out: slot t % N is
 //                free for ticket t + N once req_head > t.
 //     comp_tail  host -> task side. Completions published (the reactor's batch store).
@@ -123,7 +126,7 @@ WEFT_HOST_DEVICE inline void mailbox_wait_for_space(mailbox& m, host_op* op) noe
   } while (!top.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(op), mo_release, mo_relaxed));
 }
 
-// Posts `op` from one thread (the host backend, or the drainer): publishes it, or
+// Posts `op` from one thread (a host backend worker): publishes it, or
 // leaves it on the waiters stack. The caller has set the task to park and counted it
 // in inflight.
 WEFT_HOST_DEVICE inline void mailbox_post_one(mailbox& m, host_op* op) noexcept {

@@ -15,12 +15,12 @@ namespace weft::detail {
 // What a request asks the reactor to do. The numbers are ABI between the two sides.
 enum class opcode : std::uint32_t {
   nop = 0,        // completes at once with 0 (benchmarks, liveness)
-  host_call = 1,  // args[0] = function id, args[1] = argc, args[2..] = arguments
-  open = 2,       // path inline (or args[3] = address, args[4] = length); args[0] flags, args[1] mode
+  host_call = 1,  // args[0] = id | argc << 32, args[1..5] = arguments 1-5, a 6th as 8 inline bytes
+  open = 2,       // args: flags, mode, path address, path length (inline when <= 56 bytes)
   read = 3,       // args: fd, buffer, bytes, offset
   write = 4,      // args: fd, buffer, bytes, offset (bytes <= inline: the data is inline)
   close = 5,      // args: fd
-  print = 6,      // text inline, or args[0] = address, args[1] = length
+  print = 6,      // args: text address, length (inline when <= 56 bytes)
   sleep = 7,      // args: nanoseconds, on the host's steady clock
   listen = 8,     // args: port
   accept = 9,     // args: listener fd
@@ -60,12 +60,15 @@ struct alignas(128) completion_slot {
 };
 static_assert(sizeof(completion_slot) == 128);
 
+// Each word the two sides share sits alone in a 128-byte line (the GPU's L2 line), so a
+// word the GPU writes never shares a line with a word it polls. (This did not change the
+// ~100 us answer latency measured on an H200: docs/benchmarks.md.)
 struct mailbox_shared {
-  alignas(64) std::uint64_t doorbell;
-  alignas(64) std::uint64_t req_head;
-  alignas(64) std::uint64_t comp_tail;
-  alignas(64) std::uint64_t comp_head;
-  alignas(64) std::uint32_t req_capacity;   // power of two
+  alignas(128) std::uint64_t doorbell;
+  alignas(128) std::uint64_t req_head;
+  alignas(128) std::uint64_t comp_tail;
+  alignas(128) std::uint64_t comp_head;
+  alignas(128) std::uint32_t req_capacity;  // power of two
   std::uint32_t comp_capacity;              // power of two
   request_slot* slots;                      // the same address on both sides (mapped)
   completion_slot* comps;
@@ -92,7 +95,7 @@ struct mailbox {
   host_op* backlog_tail;
   mailbox_shared* shared;
   // Copies of the shared block's constant fields: reading them there would cost the GPU
-  // a PCIe round trip each time. init_mailbox fills them.
+  // a PCIe round trip each time. make_mailbox fills them.
   request_slot* slots;
   completion_slot* comps;
   std::uint32_t req_capacity;
