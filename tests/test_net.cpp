@@ -16,15 +16,11 @@
 #include "shared_array.hpp"
 #include "support.hpp"
 
+using weft_test::code;
+using weft_test::code_of;
 using weft_test::shared_array;
 
 namespace {
-
-template <class R>
-WEFT_HOST_DEVICE int code_of(const R& r) {
-  return r ? 0 : static_cast<int>(r.error());
-}
-int code(weft::errc e) { return static_cast<int>(e); }
 
 struct echo_out {
   int listen_code, accept_code, recv_error, send_error, close_code;
