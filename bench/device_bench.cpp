@@ -18,15 +18,11 @@
 
 #include <weft/weft.hpp>
 
+#include "bench_support.hpp"
+
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-#define WEFT_BENCH_CHECK(x)                                                                \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));    \
-  } while (0)
+using weft_bench::clock_type;
 
 weft::config bench_config(std::size_t pool, unsigned workers = 0) {
   weft::config c;

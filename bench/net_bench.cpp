@@ -79,8 +79,8 @@ WEFT_HOST_DEVICE void leave(serve_state* s) {
 // epoll server. send writes its whole buffer (net.hpp) and returns the length; anything else
 // counts as an error. The buffer is in the frame (GPU memory on the cuda backend). A 64 B
 // message takes the inline path on recv (<= 104 B: the bytes ride in the completion slot and
-// the drainer copies them into the frame) and the staged path on send (> 56 B: the reactor
-// copies it out of GPU memory with cudaMemcpy before send()); in host memory both are memcpy.
+// the drainer copies them into the frame) and on send too (<= 184 B: the bytes ride in the
+// request slot); in host memory both are memcpy.
 WEFT_HOST_DEVICE weft::task<void> echo_conn(weft::net::conn c, std::uint32_t msg, serve_state* s) {
   unsigned char buf[max_msg_bytes];
   std::uint64_t echoed = 0;

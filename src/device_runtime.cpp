@@ -32,6 +32,24 @@ std::uint32_t round_pow2(std::uint64_t v) {
   return p;
 }
 
+// A mailbox's overflow ring (mailbox_layout.hpp): 64 waiting requests per request slot
+// (a 1024-slot ring: 64k cells, 1 MiB of device memory), so a burst of that many posts
+// is published 32 at a time; only beyond it do requests take the waiters stack.
+constexpr std::uint32_t overflow_per_slot = 64;
+template <class Dev>
+inject_shard* make_mailbox_overflow(Dev& dev, std::uint32_t req_capacity) {
+  const std::uint32_t cells = round_pow2(std::uint64_t{req_capacity} * overflow_per_slot);
+  auto* shard = static_cast<inject_shard*>(dev(sizeof(inject_shard)));
+  auto* cell_mem = static_cast<inject_cell*>(dev(std::size_t{cells} * sizeof(inject_cell)));
+  std::vector<inject_cell> cell_init(cells);
+  inject_shard init{};
+  basic_inject_ring<detail::host_op>::init(init, cell_init.data(), cells);
+  init.cells = cell_mem;
+  check(cudaMemcpy(cell_mem, cell_init.data(), cells * sizeof(inject_cell), cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpy(shard, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
+  return shard;
+}
+
 template <class T>
 std::atomic_ref<T> host_word(T& w) {
   return std::atomic_ref<T>(w);
@@ -115,7 +133,8 @@ errc device_runtime::start_locked(const device_program* program) noexcept {
 void device_runtime::allocate_memory() {
   const std::uint32_t workers = report_.workers;
   const std::uint32_t cap = round_pow2(std::max<std::uint32_t>(cfg_.local_queue_capacity, 64));
-  const std::uint32_t shards = std::max(1, report_.sms);
+  // One inject shard per SM, at most 1024 (pop_other_shards looks at 32 per lane).
+  const std::uint32_t shards = std::min(std::max(1, report_.sms), 1024);
   const std::uint32_t cells = round_pow2((cfg_.inject_capacity + shards - 1) / shards);
   const std::uint64_t arena = (cfg_.frame_pool_bytes + 63) & ~std::uint64_t{63};
   auto dev = [this](std::size_t bytes) {
@@ -151,6 +170,7 @@ void device_runtime::allocate_memory() {
     std::vector<detail::mailbox> init(n);
     for (std::size_t i = 0; i < n; ++i) {
       init[i] = detail::make_mailbox(cfg_.mailboxes[i]);  // mapped: the same addresses on the device
+      init[i].overflow = make_mailbox_overflow(dev, init[i].req_capacity);
     }
     check(cudaMemcpy(boxes, init.data(), n * sizeof(detail::mailbox), cudaMemcpyHostToDevice), "cudaMemcpy");
     h.io = detail::io_link{boxes, static_cast<std::uint32_t>(n)};

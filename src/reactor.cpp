@@ -211,10 +211,11 @@ void reactor_thread::complete(std::uint64_t token, std::uint64_t value, errc e, 
 
 // Step 1: copies out every published request in ticket order, dispatching each.
 bool reactor_thread::take_requests() noexcept {
-  // Acquire: a doorbell value stored after a slot's seq shows that seq to the scan.
-  const std::uint64_t bell = system_atomic<std::uint64_t>(sh_->doorbell).load(detail::mo_acquire);
+  // Relaxed: the doorbell only says where to look; each slot's seq is acquired below.
+  const std::uint64_t bell = system_atomic<std::uint64_t>(sh_->doorbell).load(detail::mo_relaxed);
   if (bell == doorbell_seen_ && !rescan_) return false;
   doorbell_seen_ = bell;
+  if (bell > bell_max_) bell_max_ = bell;
   rescan_ = false;
   const std::uint64_t mask = sh_->req_capacity - 1;
   std::uint64_t taken = 0;
@@ -242,7 +243,9 @@ bool reactor_thread::take_requests() noexcept {
   if (taken != 0) system_atomic<std::uint64_t>(sh_->req_head).store(head_, detail::mo_release);
   // A producer may have claimed a slot and not published it yet: look again next round
   // even without a new doorbell value while the ring holds claimed-but-unseen slots.
-  rescan_ = rescan_ || taken != 0;
+  // And until the head passes the largest doorbell seen: that ticket was claimed, and
+  // its seq may land after its doorbell (mailbox_publish).
+  rescan_ = rescan_ || taken != 0 || head_ < bell_max_;
   requests_.fetch_add(taken, std::memory_order_relaxed);
   return taken != 0;
 }

@@ -2,7 +2,7 @@
 //
 // Each handler completes its request exactly once (complete or fail), at once: file
 // I/O on the reactor thread is synchronous. Data between files and task buffers moves
-//   * inline, in the mailbox slots, when small (<= 56 bytes written, <= 104 read);
+//   * inline, in the mailbox slots, when small (<= 184 bytes written, <= 104 read);
 //   * directly, when the host can touch the task's buffer (host backend; managed or
 //     mapped memory on the cuda backend);
 //   * else through the thread's pinned staging buffer and its CUDA stream: reads in

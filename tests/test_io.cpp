@@ -575,7 +575,7 @@ TEST_CASE("requests from a task with no runtime give backend_unavailable", "[io]
 // public API. The reactor's own check of the shape is exercised below with a request
 // built by hand ("a malformed request ...").
 
-TEST_CASE("io::open gives too_large for a path of 4096 bytes, invalid_argument for an empty one, and opens a "
+TEST_CASE("io::open gives too_large for a path of 4096 bytes and invalid_argument for an empty one but opens a "
           "4095-byte path", "[io][fault]") {
   temp_file file(twenty);
   REQUIRE(file.path.rfind("/tmp/", 0) == 0);
@@ -653,7 +653,7 @@ TEST_CASE("io::read at an offset past the end of the file gives 0 bytes and leav
   CHECK(o.mismatches == 0);
 }
 
-TEST_CASE("io::write to a closed file, and any call on a descriptor the reactor did not open, gives bad_handle",
+TEST_CASE("io::write to a closed file or any call on a descriptor the reactor did not open gives bad_handle",
           "[io][fault]") {
   temp_file file(twenty);
   shared_text path(file.path), data("ABCDEFGHIJ" + std::string(290, '.'));  // 300 bytes
@@ -675,8 +675,8 @@ TEST_CASE("io::write to a closed file, and any call on a descriptor the reactor 
   CHECK(file.read_all() == "ABCDEFGHIJabcdefghij");
 }
 
-TEST_CASE("a malformed request (unknown opcode, host_call of 7 arguments or a 6th without its bytes, open of a "
-          "4096-byte path) gives an error and the reactor keeps serving", "[io][fault]") {
+TEST_CASE("a malformed request (an unknown opcode or host_call of 7 arguments or a 6th without its bytes or open of "
+          "a 4096-byte path) gives an error and the reactor keeps serving", "[io][fault]") {
   shared_text path(std::string(weft::detail::max_path_bytes, 'x'));  // as long as the request claims
   weft::runtime rt(weft_test::any_backend_config());
   register_test_fns(rt);

@@ -30,7 +30,7 @@ struct echo_out {
 
 // Listens, publishes the port, then serves `conns` clients one after another: echoes
 // each one's bytes until it closes (recv gives 0). The buffer is in the frame (GPU
-// memory on the cuda backend): recvs over 104 bytes and sends over 56 are staged.
+// memory on the cuda backend): recvs over 104 bytes and sends over 184 are staged.
 WEFT_HOST_DEVICE weft::task<echo_out> echo_root(int* port_out, int conns) {
   echo_out o{};
   auto l = co_await weft::net::listen(0);

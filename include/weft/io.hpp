@@ -14,7 +14,7 @@
 //
 // Buffers: on the cuda backend `buf` may be device memory (cudaMalloc), managed memory
 // or mapped pinned memory; the reactor copies through a staging buffer when the host
-// cannot touch it. Small transfers (<= 104 bytes read, <= 56 written) travel inline in
+// cannot touch it. Small transfers (<= 104 bytes read, <= 184 written) travel inline in
 // the mailbox slot. The buffer must stay valid until the call completes.
 //
 // Errors: not_found (no such file), bad_handle (not an open file), io_error (another

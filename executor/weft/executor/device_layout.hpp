@@ -71,9 +71,11 @@ struct host_control {
 
 // One bounded MPMC ring of the inject queue (Vyukov's sequence-numbered cells, with
 // batch claims; the protocol is in device_queues.hpp).
+// The cells hold untyped pointers: the same ring carries tasks (the inject queue) and
+// the host_ops that wait for room in a reactor mailbox (basic_inject_ring<T>).
 struct inject_cell {
   std::uint64_t seq;
-  detail::task_header* task;
+  void* item;
 };
 struct alignas(128) inject_shard {
   std::uint64_t head;  // next ticket to consume

@@ -40,9 +40,12 @@
 
 namespace weft::exec {
 
-class inject_ring {
+// T: what the cells point at (the inject queue: task_header; a mailbox's overflow:
+// host_op, weft/detail/host_request.hpp).
+template <class T>
+class basic_inject_ring {
  public:
-  WEFT_HOST_DEVICE explicit inject_ring(inject_shard& s) noexcept : s_(s) {}
+  WEFT_HOST_DEVICE explicit basic_inject_ring(inject_shard& s) noexcept : s_(s) {}
 
   // Host-side set-up: `cells` holds `capacity` (a power of two) cells.
   WEFT_HOST_DEVICE static void init(inject_shard& s, inject_cell* cells, std::uint64_t capacity) noexcept {
@@ -51,7 +54,7 @@ class inject_ring {
     s.mask = capacity - 1;
     for (std::uint64_t i = 0; i < capacity; ++i) {
       cells[i].seq = i;
-      cells[i].task = nullptr;
+      cells[i].item = nullptr;
     }
   }
 
@@ -70,14 +73,14 @@ class inject_ring {
     }
   }
   // Fills the claimed cell for ticket p.
-  WEFT_HOST_DEVICE void put(std::uint64_t p, detail::task_header* t) noexcept {
+  WEFT_HOST_DEVICE void put(std::uint64_t p, T* t) noexcept {
     inject_cell& c = s_.cells[p & s_.mask];
     detail::device_atomic<std::uint64_t> seq(c.seq);
     while (seq.load(detail::mo_acquire) != p) nap();
-    c.task = t;
+    c.item = t;
     seq.store(p + 1, detail::mo_release);
   }
-  WEFT_HOST_DEVICE bool push(detail::task_header* t) noexcept {
+  WEFT_HOST_DEVICE bool push(T* t) noexcept {
     const std::uint64_t p = claim_push(1);
     if (p == ~std::uint64_t{0}) return false;
     put(p, t);
@@ -99,15 +102,15 @@ class inject_ring {
     }
   }
   // Empties the claimed cell for ticket p.
-  WEFT_HOST_DEVICE detail::task_header* take(std::uint64_t p) noexcept {
+  WEFT_HOST_DEVICE T* take(std::uint64_t p) noexcept {
     inject_cell& c = s_.cells[p & s_.mask];
     detail::device_atomic<std::uint64_t> seq(c.seq);
     while (seq.load(detail::mo_acquire) != p + 1) nap();
-    detail::task_header* t = c.task;
+    T* t = static_cast<T*>(c.item);
     seq.store(p + s_.mask + 1, detail::mo_release);
     return t;
   }
-  WEFT_HOST_DEVICE detail::task_header* pop() noexcept {
+  WEFT_HOST_DEVICE T* pop() noexcept {
     std::uint64_t p;
     return claim_pop(1, &p) ? take(p) : nullptr;
   }
@@ -131,6 +134,7 @@ class inject_ring {
   }
   inject_shard& s_;
 };
+using inject_ring = basic_inject_ring<detail::task_header>;
 
 #if WEFT_CUDA_COMPILE
 
@@ -213,7 +217,8 @@ struct warp_ring {
 
 // Pushes each lane's non-null `it` into `r` (warp-collective). False when it has no
 // room for all of them (nothing pushed).
-__device__ inline bool warp_inject_push(inject_ring r, unsigned lane, detail::task_header* it) noexcept {
+template <class T>
+__device__ inline bool warp_inject_push(basic_inject_ring<T> r, unsigned lane, T* it) noexcept {
   const std::uint32_t mask = __ballot_sync(full_mask, it != nullptr);
   if (mask == 0) return true;
   unsigned long long p = 0;
@@ -225,7 +230,8 @@ __device__ inline bool warp_inject_push(inject_ring r, unsigned lane, detail::ta
 }
 
 // Pops up to `max` (<= 32) tasks from `r`: lane i < *n gets one (warp-collective).
-__device__ inline detail::task_header* warp_inject_pop(inject_ring r, unsigned lane, std::uint32_t max,
+template <class T>
+__device__ inline T* warp_inject_pop(basic_inject_ring<T> r, unsigned lane, std::uint32_t max,
                                                        std::uint32_t* n_out) noexcept {
   unsigned long long p = 0;
   std::uint32_t n = 0;

@@ -36,6 +36,9 @@
 //     is always drained by its owner.
 //   * Worker 0 also polls the host: the stop flag and the submission ring (pinned
 //     memory, system scope), every 16th trip and on every nap while parked.
+//   * The reactor's completion rings (device_io.hpp): worker 0 every 4th trip, and any
+//     warp that finds nothing to run; worker 0 does not park while requests are in
+//     flight, so someone always polls.
 //
 // Termination: the host's stop flag is mirrored into `stop` (device scope); each warp
 // leaves the loop at the end of its current batch, or at its next nap. Tasks still
@@ -52,6 +55,7 @@
 #include "weft/detail/run.hpp"
 #include "weft/executor/device_bulk.hpp"
 #include "weft/executor/device_hooks.hpp"
+#include "weft/executor/device_io.hpp"
 
 #if WEFT_CUDA_COMPILE
 namespace weft::exec {
@@ -107,46 +111,28 @@ __device__ inline void poll_timers(device_sched& d) noexcept {
   if (next != ~std::uint64_t{0} && next <= globaltimer_ns()) poll_timers_slow(d);  // no clock read when idle
 }
 
-// Requests to the host reactor not yet answered (lane 0's view; device-memory loads).
-__device__ inline bool io_inflight(const device_sched& d) noexcept {
-  for (std::uint32_t b = 0; b < d.io.count; ++b)
-    if (detail::device_atomic<std::uint32_t>(d.io.boxes[b].inflight).load(detail::mo_relaxed) != 0) return true;
-  return false;
-}
-
-// Worker 0, all lanes: the drain duty of the mailboxes (weft/detail/mailbox.hpp). Lane 0
-// acquires comp_tail (one PCIe read), then lane i delivers completion first + i of each
-// group of 32, so 32 answers cost one more round trip, not 32. Then lane 0 hands the
-// slots back and publishes requests that waited for ring space. Skipped (one L2 load)
-// while nothing is in flight.
-__device__ inline void poll_mailboxes(device_sched& d, std::uint32_t lane) noexcept {
-  for (std::uint32_t b = 0; b < d.io.count; ++b) {
-    detail::mailbox& m = d.io.boxes[b];
-    unsigned long long first = 0, end = 0;
-    if (lane == 0 && detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_relaxed) != 0) {
-      std::uint64_t f = 0;
-      end = detail::mailbox_completions(m, &f);
-      first = f;
-    }
-    first = __shfl_sync(full_mask, first, 0);
-    end = __shfl_sync(full_mask, end, 0);
-    if (first != end) {
-      detail::fence_system_acquire();  // lane 0's acquire of comp_tail, for this lane's slot reads
-      for (unsigned long long c = first; c < end; c += WEFT_WARP_SIZE)
-        if (c + lane < end) detail::mailbox_deliver(m.comps[(c + lane) & (m.comp_capacity - 1)]);
-      __syncwarp();  // every lane's slot reads are done before lane 0 frees the slots
-      if (lane == 0) detail::mailbox_retire(m, end, end - first);
-    }
-    if (lane == 0 && (m.backlog_head != nullptr ||
-                      detail::device_atomic<std::uint64_t>(m.waiters).load(detail::mo_relaxed) != 0))
-      detail::mailbox_publish_waiters(m);
+// Nothing local: looks at every other inject shard at once and pops from the nearest
+// (in the order id + 1, id + 2, ...) that has tasks. Lane i reads the lengths of shards
+// id + 1 + i + 32 r for every r first (independent loads, so the sweep costs about one
+// memory latency); a serial look at 131 shards cost one latency each, ~100 us per idle
+// trip on an H200, and that was the whole of a host_call's round trip.
+__device__ inline detail::task_header* pop_other_shards(worker_ctx& c, std::uint32_t* n_out) noexcept {
+  const std::uint32_t others = c.d.num_inject - 1;  // < 32 * 32 (device_runtime.cpp)
+  const std::uint32_t rounds = (others + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE;
+  std::uint32_t busy = 0;  // bit r: shard id + 1 + lane + 32 r has tasks
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    const std::uint32_t s = 1 + c.lane + WEFT_WARP_SIZE * r;
+    if (s <= others && inject_of(c.d, c.id + s).size_approx() != 0) busy |= 1u << r;
   }
-}
-
-__device__ inline bool inject_nonempty(device_sched& d) noexcept {
-  for (std::uint32_t i = 0; i < d.num_inject; ++i)
-    if (inject_of(d, i).size_approx() != 0) return true;
-  return false;
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    for (std::uint32_t lanes = __ballot_sync(full_mask, (busy >> r) & 1u); lanes != 0; lanes &= lanes - 1) {
+      const std::uint32_t s = 1 + static_cast<std::uint32_t>(__ffs(lanes) - 1) + WEFT_WARP_SIZE * r;
+      detail::task_header* it = warp_inject_pop(inject_of(c.d, c.id + s), c.lane, WEFT_WARP_SIZE, n_out);
+      if (*n_out != 0) return it;  // another warp may have emptied it since: try the next
+    }
+  }
+  *n_out = 0;
+  return nullptr;
 }
 
 // Step 1. Returns this lane's task (or null); *n is the batch size. The ring's and the
@@ -193,9 +179,8 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
     n += k;
     if (c.lane == 0) c.st.stats.injected += k;
   }
-  for (std::uint32_t s = 1; n == 0 && s < c.d.num_inject; ++s) {
-    detail::task_header* it = warp_inject_pop(inject_of(c.d, c.id + s), c.lane, 32, &k);
-    mine = place(mine, it, 0, k, c.lane);
+  if (n == 0 && c.d.num_inject > 1) {
+    mine = pop_other_shards(c, &k);
     n = k;
     if (c.lane == 0) c.st.stats.injected += k;
   }
@@ -220,7 +205,6 @@ __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noex
 // Keeps the newest `lifo_keep` staged tasks for the next batch (the LIFO slot) and
 // moves the older ones into the ring, where thieves can take them: a task that spawns
 // many children must not keep them all to its own warp.
-inline constexpr std::uint32_t lifo_keep = 8;
 __device__ inline void flush_staging(worker_ctx& c) noexcept {
   __syncwarp();  // the lanes' staging writes of this batch
   const std::uint32_t staged = c.st.count;
@@ -288,13 +272,26 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
   return __any_sync(full_mask, c.lane < c.d.num_inject && inject_of(c.d, c.lane).size_approx() != 0);
 }
 
-// Lane 0 naps until woken; `true` when a wake token (not a timeout) ended the nap.
-__device__ inline bool park_lane0(worker_ctx& c) noexcept {
+// Registers this warp as a sleeper, then looks at every inject shard (all lanes, one
+// load each per 32 shards: a serial look cost one memory latency per shard). `true` when
+// one has tasks. The look comes after the registration (lane 0's seq_cst RMW, ordered
+// before every lane's loads by __syncwarp and each lane's fence): a pusher that missed
+// us in `sleepers` (notify_one's fence, after its push) has its push seen here.
+__device__ inline bool register_sleeper(worker_ctx& c) noexcept {
+  if (c.lane == 0) detail::device_atomic<std::uint32_t>(c.d.sleepers).fetch_add(1, detail::mo_seq_cst);
+  __syncwarp();
+  detail::fence_device_seq_cst();  // pairs with notify_one's fence: one of us sees the other
+  bool any = false;
+  for (std::uint32_t i = c.lane; i < c.d.num_inject; i += WEFT_WARP_SIZE)
+    any = any || inject_of(c.d, i).size_approx() != 0;
+  return __any_sync(full_mask, any);
+}
+
+// Lane 0 naps until woken (after register_sleeper); `true` when a wake token (not a
+// timeout) ended the nap, or `woke` was already true.
+__device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   device_sched& d = c.d;
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens), stop(d.stop);
-  sleepers.fetch_add(1, detail::mo_seq_cst);
-  detail::fence_device_seq_cst();  // pairs with notify_one's fence: one of us sees the other
-  bool woke = inject_nonempty(d);
   std::uint32_t ns = 256, slept = 0;
   while (!woke && !stop.load(detail::mo_relaxed) && slept < 1000000) {
     std::uint32_t tk = tokens.load(detail::mo_relaxed);
@@ -321,32 +318,48 @@ __device__ inline bool stopping(worker_ctx& c) noexcept {
   return __shfl_sync(full_mask, s, 0) != 0;
 }
 
+// Worker 0 with nothing to run and requests in flight: polls the completion rings for
+// up to answer_polls rounds (one PCIe read each, ~1.3 us on an H200) before it goes back
+// round its loop, and never parks: the answers' latency is what the reactor's users
+// wait on, and a parked warp naps up to 20 us. Other warps search and steal meanwhile.
+// `true` when requests were in flight (the caller returns to its loop).
+inline constexpr std::uint32_t answer_polls = 8;
+__device__ inline bool await_answers(worker_ctx& c) noexcept {
+  for (std::uint32_t i = 0; i < answer_polls; ++i) {
+    int waiting = 0;
+    if (c.lane == 0) waiting = io_inflight(c.d);
+    if (!__shfl_sync(full_mask, waiting, 0)) return i != 0;
+    poll_mailboxes(c.d, c.lane);
+    __syncwarp();  // the deliveries' staging writes before the read
+    if (__shfl_sync(full_mask, c.st.count, 0) != 0) return true;
+  }
+  return true;
+}
+
 // Step 4: nothing gathered. Search if allowed, else park. A search looks at 128
 // random rings: with thousands of warps a full scan would take longer than a park.
 inline constexpr std::uint32_t search_victims = 128;
 __device__ inline void find_work(worker_ctx& c) noexcept {
+  // The mailboxes first: answers that came in resume without waiting for the host
+  // poll's PCIe round trip (the loop polls the host every 16 trips anyway).
+  poll_mailboxes(c.d, c.lane);
+  __syncwarp();  // the deliveries' staging writes before the read
+  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
   if (c.lane == 0) {
     if (c.id == 0) poll_host(c.d);
     poll_timers(c.d);
   }
-  if (c.id == 0) poll_mailboxes(c.d, c.lane);
   __syncwarp();  // lane 0's polls may have staged tasks: their writes before the read
   if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
+  if (c.id == 0 && await_answers(c)) return;
   if (try_begin_search(c)) {
     const bool found = steal(c, search_victims);
     end_search(c, found);
     if (found) return;
   }
-  // Worker 0 with requests in flight does not park: a parked warp naps up to 20 us, and
-  // the answers' latency is what the reactor's users wait on. A short nap, then again.
-  int waiting_io = 0;
-  if (c.id == 0 && c.lane == 0) waiting_io = io_inflight(c.d);
-  if (__shfl_sync(full_mask, waiting_io, 0)) {
-    __nanosleep(256);
-    return;
-  }
+  const bool seen = register_sleeper(c);
   int woke = 0;
-  if (c.lane == 0) woke = park_lane0(c);
+  if (c.lane == 0) woke = park_lane0(c, seen);
   woke = __shfl_sync(full_mask, woke, 0);
   if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
 }

@@ -20,28 +20,38 @@
 #include "weft/detail/mailbox.hpp"
 #include "weft/result.hpp"
 #include "weft/task.hpp"
+#if WEFT_DEVICE_PASS
+#include "weft/executor/device_queues.hpp"  // the mailbox's overflow ring
+#endif
 
 namespace weft::detail {
 
 #if WEFT_DEVICE_PASS
-// Warp-aggregated post: one claim per group of lanes posting to the same mailbox.
+// Warp-aggregated post: one claim per group of lanes posting to the same mailbox. The
+// lanes that get no ring slot wait in the overflow ring (one claim for all of them), or
+// on the waiters stack when that is full too.
 __device__ inline void device_post(mailbox& m, host_op* op) noexcept {
   const unsigned active = __activemask();
   const unsigned group = __match_any_sync(active, reinterpret_cast<unsigned long long>(&m));
   const unsigned lane = exec::current_lane_ids().lane;
   const unsigned leader = static_cast<unsigned>(__ffs(group)) - 1u;
   const unsigned rank = __popc(group & ((1u << lane) - 1u));
-  unsigned long long ticket = 0;
+  const std::uint32_t size = static_cast<std::uint32_t>(__popc(group));
+  exec::basic_inject_ring<host_op> overflow(*m.overflow);
+  unsigned long long ticket = 0, spill = ~0ull;
   unsigned got = 0;
   if (lane == leader) {
-    device_atomic<std::uint32_t>(m.inflight).fetch_add(static_cast<std::uint32_t>(__popc(group)), mo_relaxed);
+    device_atomic<std::uint32_t>(m.inflight).fetch_add(size, mo_relaxed);
     std::uint64_t t = 0;
-    got = mailbox_claim(m, static_cast<std::uint32_t>(__popc(group)), &t);
+    got = mailbox_claim(m, size, &t);
     ticket = t;
+    if (got < size) spill = overflow.claim_push(size - got);  // ~0: no room there either
   }
   ticket = __shfl_sync(group, ticket, leader);
   got = __shfl_sync(group, got, leader);
+  spill = __shfl_sync(group, spill, leader);
   if (rank < got) mailbox_publish(m, ticket + rank, *op);
+  else if (spill != ~0ull) overflow.put(spill + (rank - got), op);
   else mailbox_wait_for_space(m, op);
 }
 #endif

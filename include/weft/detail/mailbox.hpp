@@ -11,10 +11,11 @@
 //   the host backend): the request slots, the completion slots, and four words, each
 //   on its own 64-byte line:
 //     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
-//                (racing producers may store out of order: the reactor only compares for
-//                a change, and also rescans once per idle sleep, so a store that lands
-//                before an older ticket's seq is visible delays that request by at most
-//                one sleep). The reactor polls this one line instead of every slot.
+//                (relaxed; racing producers may store out of order). The reactor keeps
+//                the largest value it has seen and rescans until its head passes it:
+//                every ticket below a doorbell value was claimed, so it will be
+//                published, and a doorbell seen before its seq costs a rescan, not a
+//                lost request. The reactor polls this one line instead of every slot.
 //     req_head   host -> task side. Requests the reactor has copied out: slot t % N is
 //                free for ticket t + N once req_head > t.
 //     comp_tail  host -> task side. Completions published (the reactor's batch store).
@@ -26,7 +27,8 @@
 //     comp_next  the drainer's next completion (the drainer is one thread or one warp).
 //     waiters    requests that found the ring full (a Treiber stack of host_op): the
 //                drainer publishes them when slots free up. No lane ever spins on a
-//                full ring; the task stays parked until its completion.
+//                full ring; the task stays parked until its completion. (On the GPU
+//                the overflow ring comes first: executor/weft/executor/device_io.hpp.)
 //     inflight   requests posted or waiting for space, not yet delivered.
 //
 // Ownership of a request slot (ticket t, slot t % N)
@@ -111,10 +113,12 @@ WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, c
   const auto* src = static_cast<const unsigned char*>(op.inline_src);
   for (std::uint32_t i = 0; i < op.req.inline_bytes; ++i) slot.data[i] = src[i];
   // Release at system scope: the body above is visible to the reactor thread that
-  // acquires seq. Then the doorbell (release too: a reactor that sees the new doorbell
-  // value and re-scans finds seq set).
+  // acquires seq. Then the doorbell, relaxed: a reactor that sees it before seq keeps
+  // rescanning until its head passes the doorbell's ticket (reactor.cpp, step 1), so
+  // the order of the two stores does not matter, and a second system-scope fence (a
+  // PCIe round trip on the GPU, on every request's path) is saved.
   system_atomic<std::uint64_t>(slot.seq).store(ticket + 1, mo_release);
-  system_atomic<std::uint64_t>(m.shared->doorbell).store(ticket + 1, mo_release);
+  system_atomic<std::uint64_t>(m.shared->doorbell).store(ticket + 1, mo_relaxed);
 }
 
 // Puts `op` on the waiters stack: the drainer publishes it when slots free up.
@@ -171,9 +175,10 @@ WEFT_HOST_DEVICE inline std::uint32_t mailbox_publish_waiters(mailbox& m) noexce
 
 // ---------------------------------------------------------------- drainer side
 
-// Delivers one completion: the result into its op, then the wake. After the wake the
-// task may run and free the op, so nothing reads it afterwards.
-WEFT_HOST_DEVICE inline void mailbox_deliver(const completion_slot& c) noexcept {
+// Delivers one completion: the result into its op, then the wake's state change.
+// Returns the task when the caller must queue it (wake_needs_queue), else null. After
+// the state change the task may run and free the op, so nothing reads it afterwards.
+WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const completion_slot& c) noexcept {
   host_op* op = reinterpret_cast<host_op*>(c.token);
   if (c.inline_bytes != 0 && op->inline_dst != nullptr) {
     auto* dst = static_cast<unsigned char*>(op->inline_dst);
@@ -181,7 +186,12 @@ WEFT_HOST_DEVICE inline void mailbox_deliver(const completion_slot& c) noexcept 
   }
   op->value = c.value;
   op->error = static_cast<errc>(c.error);
-  wake(op->task);  // its acq_rel RMW publishes the writes above to the task's next runner
+  task_header* t = op->task;
+  // Its acq_rel RMW publishes the writes above to the task's next runner.
+  return wake_needs_queue(t) ? t : nullptr;
+}
+WEFT_HOST_DEVICE inline void mailbox_deliver(const completion_slot& c) noexcept {
+  if (task_header* t = mailbox_deliver_result(c)) schedule(t);
 }
 
 // The completions published and not yet delivered: [*first, returned end).

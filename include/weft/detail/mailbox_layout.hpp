@@ -10,17 +10,21 @@
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 
+namespace weft::exec {
+struct inject_shard;  // weft/executor/device_layout.hpp
+}
+
 namespace weft::detail {
 
 // What a request asks the reactor to do. The numbers are ABI between the two sides.
 enum class opcode : std::uint32_t {
   nop = 0,        // completes at once with 0 (benchmarks, liveness)
   host_call = 1,  // args[0] = id | argc << 32, args[1..5] = arguments 1-5, a 6th as 8 inline bytes
-  open = 2,       // args: flags, mode, path address, path length (inline when <= 56 bytes)
+  open = 2,       // args: flags, mode, path address, path length (inline when <= 184 bytes)
   read = 3,       // args: fd, buffer, bytes, offset
   write = 4,      // args: fd, buffer, bytes, offset (bytes <= inline: the data is inline)
   close = 5,      // args: fd
-  print = 6,      // args: text address, length (inline when <= 56 bytes)
+  print = 6,      // args: text address, length (inline when <= 184 bytes)
   sleep = 7,      // args: nanoseconds, on the host's steady clock
   listen = 8,     // args: port
   accept = 9,     // args: listener fd
@@ -29,7 +33,10 @@ enum class opcode : std::uint32_t {
   net_close = 12, // args: fd
 };
 
-inline constexpr std::uint32_t request_inline_bytes = 56;
+// A request slot is two GPU cache lines: 184 inline bytes carry a 64-byte TCP message
+// (or a path, or a short print) without the reactor's staging copy; the GPU writes only
+// the bytes in use.
+inline constexpr std::uint32_t request_inline_bytes = 184;
 inline constexpr std::uint32_t completion_inline_bytes = 104;
 inline constexpr std::uint32_t request_args = 6;
 // Longest print text and path a request may carry (longer: errc::too_large).
@@ -49,7 +56,7 @@ struct alignas(128) request_slot {
   request req;
   unsigned char data[request_inline_bytes];
 };
-static_assert(sizeof(request_slot) == 128);
+static_assert(sizeof(request_slot) == 256);
 
 struct alignas(128) completion_slot {
   std::uint64_t token;
@@ -91,8 +98,14 @@ struct mailbox {
   std::uint64_t comp_next;
   std::uint64_t waiters;   // host_op* of the stack's top, 0 when empty
   std::uint32_t inflight;
+  std::uint32_t drain_lock;  // the GPU: 1 while a warp holds the drain duty (one drainer at a time)
   host_op* backlog_head;   // the drainer's own FIFO of waiters not yet published
   host_op* backlog_tail;
+  // The GPU only (null on the host backend): a bounded MPMC ring of host_op* (device
+  // memory) where requests that found the request ring full wait, so the drainer
+  // publishes them 32 at a time (one claim, one slot per lane). When it is full too,
+  // the waiters stack above takes them.
+  exec::inject_shard* overflow;
   mailbox_shared* shared;
   // Copies of the shared block's constant fields: reading them there would cost the GPU
   // a PCIe round trip each time. make_mailbox fills them.
