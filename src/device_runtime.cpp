@@ -33,12 +33,15 @@ std::uint32_t round_pow2(std::uint64_t v) {
 }
 
 // A mailbox's overflow ring (mailbox_layout.hpp): 64 waiting requests per request slot
-// (a 1024-slot ring: 64k cells, 1 MiB of device memory), so a burst of that many posts
-// is published 32 at a time; only beyond it do requests take the waiters stack.
+// (a 1024-slot ring: 64k cells, 1 MiB of device memory), at most 1M cells (16 MiB), so a
+// burst of that many posts is published 32 at a time; only beyond it do requests take
+// the waiters stack.
 constexpr std::uint32_t overflow_per_slot = 64;
+constexpr std::uint64_t overflow_max_cells = std::uint64_t{1} << 20;
 template <class Dev>
 inject_shard* make_mailbox_overflow(Dev& dev, std::uint32_t req_capacity) {
-  const std::uint32_t cells = round_pow2(std::uint64_t{req_capacity} * overflow_per_slot);
+  const std::uint32_t cells =
+      round_pow2(std::min(std::uint64_t{req_capacity} * overflow_per_slot, overflow_max_cells));
   auto* shard = static_cast<inject_shard*>(dev(sizeof(inject_shard)));
   auto* cell_mem = static_cast<inject_cell*>(dev(std::size_t{cells} * sizeof(inject_cell)));
   std::vector<inject_cell> cell_init(cells);

@@ -212,8 +212,15 @@ void reactor_thread::complete(std::uint64_t token, std::uint64_t value, errc e, 
 // Step 1: copies out every published request in ticket order, dispatching each.
 bool reactor_thread::take_requests() noexcept {
   // Relaxed: the doorbell only says where to look; each slot's seq is acquired below.
+  // Racing producers' doorbell stores may land out of order, and a slot's seq after
+  // its doorbell (mailbox_publish): so the next slot's own seq is looked at too (a
+  // line in host memory, as cheap as the doorbell's), and a published request is
+  // never left waiting for a later doorbell or an idle sleep's rescan.
   const std::uint64_t bell = system_atomic<std::uint64_t>(sh_->doorbell).load(detail::mo_relaxed);
-  if (bell == doorbell_seen_ && !rescan_) return false;
+  if (bell == doorbell_seen_ && !rescan_ &&
+      system_atomic<std::uint64_t>(sh_->slots[head_ & (sh_->req_capacity - 1)].seq).load(detail::mo_relaxed) !=
+          head_ + 1)
+    return false;
   doorbell_seen_ = bell;
   if (bell > bell_max_) bell_max_ = bell;
   rescan_ = false;

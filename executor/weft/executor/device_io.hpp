@@ -11,13 +11,14 @@
 //              memory, one claim for the group), or when that is full too on the
 //              waiters stack. Either way the task stays parked: no lane spins.
 //   drainer    one warp at a time per mailbox: whoever takes its drain_lock (a
-//              try-lock; nobody waits for it). Worker 0 tries every 4th trip and never
-//              parks while requests are in flight; every warp that finds no work tries
-//              too, so a long task on worker 0 does not hold the answers back.
-//              The drainer delivers completions 32 at a time (lane i reads slot i),
-//              queues the woken tasks (queue_woken), hands the slots back, and
-//              publishes waiting requests 32 at a time (publish_overflow), then the
-//              waiters stack (serially: it is the rare last resort).
+//              try-lock; nobody waits for it). Worker 0 tries after every 4th batch
+//              and never parks while requests are in flight; every warp that finds no
+//              work tries too, so a long task on worker 0 does not hold the answers
+//              back. The drainer delivers completions 32 at a time (lane i reads slot
+//              i), queues the woken tasks (queue_woken), hands the slots back, and
+//              publishes waiting requests: the waiters stack's first (serially: it is
+//              the rare last resort, and the oldest), then the overflow ring's, 32 at a
+//              time (publish_overflow).
 // Invariants
 //   * One drainer per mailbox at a time (the lock), so comp_next, the backlog and the
 //     overflow ring's consumer side have a single owner; the lock's acquire (take) and
@@ -132,10 +133,12 @@ __device__ inline void drain_mailbox(device_sched& d, detail::mailbox& m, std::u
     __syncwarp();  // every lane's slot reads are done before lane 0 frees the slots
     if (lane == 0) detail::mailbox_retire(m, end, end - first);
   }
-  publish_overflow(m, lane);
+  // The waiters stack's requests first: they found the overflow ring full, so they are
+  // the oldest; publishing the overflow ring first could starve them under overload.
   if (lane == 0 && (m.backlog_head != nullptr ||
                     detail::device_atomic<std::uint64_t>(m.waiters).load(detail::mo_relaxed) != 0))
     detail::mailbox_publish_waiters(m);
+  publish_overflow(m, lane);
 }
 
 // Any warp, all lanes: drains each mailbox that has requests in flight and whose drain

@@ -36,9 +36,9 @@
 //     is always drained by its owner.
 //   * Worker 0 also polls the host: the stop flag and the submission ring (pinned
 //     memory, system scope), every 16th trip and on every nap while parked.
-//   * The reactor's completion rings (device_io.hpp): worker 0 every 4th trip, and any
-//     warp that finds nothing to run; worker 0 does not park while requests are in
-//     flight, so someone always polls.
+//   * The reactor's completion rings (device_io.hpp): worker 0 after every 4th batch,
+//     and any warp that finds nothing to run; worker 0 does not park while requests
+//     are in flight, so someone always polls.
 //
 // Termination: the host's stop flag is mirrored into `stop` (device scope); each warp
 // leaves the loop at the end of its current batch, or at its next nap. Tasks still
@@ -409,7 +409,6 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
     if ((trip & 7) == 0 && lane == 0) poll_timers(d);
-    if (id == 0 && (trip & 3) == 0) poll_mailboxes(d, lane);
     if ((trip & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
       if ((trip & 255) == 0) publish_stats(c);
@@ -429,6 +428,9 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       }
       settle(c, t, r);
       run_held_rounds(c, n);
+      // A busy worker 0 drains every 4th batch, after it: a task its last drain woke
+      // (in the staging area) runs first. An idle warp drains in find_work.
+      if (id == 0 && (trip & 3) == 0) poll_mailboxes(d, lane);
       idle_last = false;
       continue;
     }

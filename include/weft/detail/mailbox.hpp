@@ -11,11 +11,13 @@
 //   the host backend): the request slots, the completion slots, and four words, each
 //   on its own 64-byte line:
 //     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
-//                (relaxed; racing producers may store out of order). The reactor keeps
-//                the largest value it has seen and rescans until its head passes it:
-//                every ticket below a doorbell value was claimed, so it will be
-//                published, and a doorbell seen before its seq costs a rescan, not a
-//                lost request. The reactor polls this one line instead of every slot.
+//                (relaxed; racing producers may store out of order, and a seq may land
+//                after its doorbell). The reactor keeps the largest value it has seen
+//                and rescans until its head passes it (every ticket below a doorbell
+//                value was claimed, so it will be published), and on every trip also
+//                looks at the seq of the slot at its head: a published request is found
+//                on the next trip whatever the doorbell says. The reactor polls these
+//                two lines instead of every slot.
 //     req_head   host -> task side. Requests the reactor has copied out: slot t % N is
 //                free for ticket t + N once req_head > t.
 //     comp_tail  host -> task side. Completions published (the reactor's batch store).
@@ -113,10 +115,10 @@ WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, c
   const auto* src = static_cast<const unsigned char*>(op.inline_src);
   for (std::uint32_t i = 0; i < op.req.inline_bytes; ++i) slot.data[i] = src[i];
   // Release at system scope: the body above is visible to the reactor thread that
-  // acquires seq. Then the doorbell, relaxed: a reactor that sees it before seq keeps
-  // rescanning until its head passes the doorbell's ticket (reactor.cpp, step 1), so
-  // the order of the two stores does not matter, and a second system-scope fence (a
-  // PCIe round trip on the GPU, on every request's path) is saved.
+  // acquires seq. Then the doorbell, relaxed: the reactor also looks at its next slot's
+  // seq on every trip and rescans until its head passes the largest doorbell seen
+  // (reactor.cpp, step 1), so the order of the two stores does not matter, and a second
+  // system-scope fence (a PCIe round trip on the GPU, on every request's path) is saved.
   system_atomic<std::uint64_t>(slot.seq).store(ticket + 1, mo_release);
   system_atomic<std::uint64_t>(m.shared->doorbell).store(ticket + 1, mo_relaxed);
 }
