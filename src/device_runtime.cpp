@@ -322,6 +322,18 @@ device_stats device_runtime::stats() const noexcept {
   return st;
 }
 
+std::uint64_t device_runtime::io_inflight() const noexcept {
+  std::lock_guard lk(m_);
+  if (d_ == nullptr || faulted_ || host_.io.count == 0) return 0;
+  std::vector<detail::mailbox> boxes(host_.io.count);
+  auto s = static_cast<cudaStream_t>(side_stream_);
+  cudaMemcpyAsync(boxes.data(), host_.io.boxes, boxes.size() * sizeof(detail::mailbox), cudaMemcpyDeviceToHost, s);
+  if (cudaStreamSynchronize(s) != cudaSuccess) return 0;
+  std::uint64_t n = 0;
+  for (const detail::mailbox& m : boxes) n += m.inflight;
+  return n;
+}
+
 std::int64_t device_runtime::live_frame_blocks() const noexcept {
   std::lock_guard lk(m_);
   return final_live_blocks_;
@@ -395,6 +407,7 @@ void device_runtime::release(host_completion*) noexcept {}
 void device_runtime::shutdown() noexcept {}
 std::string device_runtime::fault_message() const { return {}; }
 device_stats device_runtime::stats() const noexcept { return {}; }
+std::uint64_t device_runtime::io_inflight() const noexcept { return 0; }
 std::int64_t device_runtime::live_frame_blocks() const noexcept { return 0; }
 }  // namespace weft::exec
 #endif

@@ -139,14 +139,20 @@ bool reactor::remove_file(int fd) {
   return files_.erase(fd) != 0;
 }
 
-void reactor::close(unsigned timeout_ms) noexcept {
+void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight) noexcept {
   closing_.store(true, std::memory_order_release);
   const std::uint64_t until = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
   // Quiet must hold twice, 1 ms apart: a request posted just before the first look
-  // shows up by the second (its doorbell store is already on its way).
+  // shows up by the second (its doorbell store is already on its way). Quiet includes
+  // the task side: a request still waiting for ring space (the waiters stack, the GPU's
+  // overflow ring) is published, refused and answered before the threads stop, so its
+  // task sees shutting_down instead of being destroyed while it waits.
   for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
     bool all = true;
     for (auto& t : threads_) all = all && t->quiescent();
+    for (auto& m : host_boxes_)
+      all = all && detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_relaxed) == 0;
+    if (all && task_side_inflight) all = task_side_inflight() == 0;
     quiet_looks = all ? quiet_looks + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -110,8 +110,11 @@ class reactor {
 
   void register_fn(std::uint32_t id, host_fn fn);
   // Shutdown, step 1: every pending and new request fails with shutting_down; returns
-  // when the task side has taken every completion (or after timeout_ms).
-  void close(unsigned timeout_ms) noexcept;
+  // when the task side has taken every completion and has no request left waiting to
+  // be posted (or after timeout_ms). `task_side_inflight` counts the task side's
+  // requests not yet delivered where the reactor cannot see them (the GPU's mailboxes,
+  // in device memory); the host backend's mailboxes are read here.
+  void close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight = {}) noexcept;
   // Shutdown, step 2: joins the threads; nothing is delivered afterwards.
   void stop() noexcept;
   // Fault drill: stops thread i's service (see the file comment).

@@ -115,13 +115,20 @@ runtime::~runtime() { shutdown(); }
 const char* runtime::backend_name() const noexcept { return impl_->kind == backend::cuda ? "cuda" : "host"; }
 
 // Shutdown: 1. the reactor fails every pending and new request with shutting_down and
-// waits (up to 1 s) until the tasks have taken those answers, so waiting tasks see the
-// error and can finish; 2. its threads stop: nothing is delivered afterwards; 3. the
+// waits (up to 1 s) until the tasks have taken those answers and no request is left
+// waiting for ring space on the task side (on the GPU it reads the device mailboxes'
+// inflight counts), so waiting tasks see the error and can finish; 2. its threads
+// stop: nothing is delivered afterwards; 3. the
 // executor's own numbered steps (host_executor.hpp, device_runtime.hpp) destroy what is
 // left; 4. the rings are freed with the reactor, after the executor (impl's order).
 void runtime::shutdown() noexcept {
   if (impl_->io) {
+#if WEFT_WITH_CUDA
+    exec::device_runtime* d = device();
+    impl_->io->close(1000, [d]() -> std::uint64_t { return d ? d->io_inflight() : 0; });
+#else
     impl_->io->close(1000);
+#endif
     impl_->io->stop();
   }
   if (impl_->host) impl_->host->shutdown();

@@ -111,6 +111,9 @@ class device_runtime {
   void* side_stream() const noexcept { return side_stream_; }
   kernel_report report() const noexcept { return report_; }
   device_stats stats() const noexcept;  // while running: a snapshot
+  // While running: the mailboxes' requests posted and not yet delivered (a snapshot,
+  // read on the side stream; 0 when the kernel is not running or faulted).
+  std::uint64_t io_inflight() const noexcept;
   std::int64_t live_frame_blocks() const noexcept;
   unsigned worker_count() const noexcept { return report_.workers; }
 
