@@ -38,17 +38,24 @@ std::uint32_t round_pow2(std::uint64_t v) {
 // the waiters stack.
 constexpr std::uint32_t overflow_per_slot = 64;
 constexpr std::uint64_t overflow_max_cells = std::uint64_t{1} << 20;
+// An empty inject ring of `cells` cells (a power of two) at `dev_cells` in device memory:
+// initialises the cells there and returns the ring's header, for the caller to copy.
+inject_shard init_device_ring(inject_cell* dev_cells, std::uint32_t cells) {
+  std::vector<inject_cell> cell_init(cells);
+  inject_shard shard{};
+  inject_ring::init(shard, cell_init.data(), cells);
+  shard.cells = dev_cells;
+  check(cudaMemcpy(dev_cells, cell_init.data(), cells * sizeof(inject_cell), cudaMemcpyHostToDevice), "cudaMemcpy");
+  return shard;
+}
+
 template <class Dev>
 inject_shard* make_mailbox_overflow(Dev& dev, std::uint32_t req_capacity) {
   const std::uint32_t cells =
       round_pow2(std::min(std::uint64_t{req_capacity} * overflow_per_slot, overflow_max_cells));
   auto* shard = static_cast<inject_shard*>(dev(sizeof(inject_shard)));
   auto* cell_mem = static_cast<inject_cell*>(dev(std::size_t{cells} * sizeof(inject_cell)));
-  std::vector<inject_cell> cell_init(cells);
-  inject_shard init{};
-  basic_inject_ring<detail::host_op>::init(init, cell_init.data(), cells);
-  init.cells = cell_mem;
-  check(cudaMemcpy(cell_mem, cell_init.data(), cells * sizeof(inject_cell), cudaMemcpyHostToDevice), "cudaMemcpy");
+  const inject_shard init = init_device_ring(cell_mem, cells);
   check(cudaMemcpy(shard, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
   return shard;
 }
@@ -189,14 +196,8 @@ void device_runtime::allocate_memory() {
   check(cudaMemcpy(h.workers, ws.data(), workers * sizeof(device_worker), cudaMemcpyHostToDevice), "cudaMemcpy");
 
   auto* cell_mem = static_cast<inject_cell*>(dev(std::size_t{shards} * cells * sizeof(inject_cell)));
-  std::vector<inject_cell> cell_init(cells);
   std::vector<inject_shard> shard_init(shards);
-  for (std::uint32_t s = 0; s < shards; ++s) {
-    inject_ring::init(shard_init[s], cell_init.data(), cells);
-    shard_init[s].cells = cell_mem + std::size_t{s} * cells;
-    check(cudaMemcpy(shard_init[s].cells, cell_init.data(), cells * sizeof(inject_cell), cudaMemcpyHostToDevice),
-          "cudaMemcpy");
-  }
+  for (std::uint32_t s = 0; s < shards; ++s) shard_init[s] = init_device_ring(cell_mem + std::size_t{s} * cells, cells);
   check(cudaMemcpy(h.inject, shard_init.data(), shards * sizeof(inject_shard), cudaMemcpyHostToDevice), "cudaMemcpy");
   d_ = static_cast<device_sched*>(dev(sizeof(device_sched)));
   check(cudaMemcpy(d_, &h, sizeof h, cudaMemcpyHostToDevice), "cudaMemcpy");

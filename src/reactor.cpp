@@ -217,18 +217,19 @@ void reactor_thread::complete(std::uint64_t token, std::uint64_t value, errc e, 
 
 // Step 1: copies out every published request in ticket order, dispatching each.
 bool reactor_thread::take_requests() noexcept {
-  // Relaxed: the doorbell only says where to look; each slot's seq is acquired below.
-  // Racing producers' doorbell stores may land out of order, and a slot's seq after
-  // its doorbell (mailbox_publish): so the next slot's own seq is looked at too (a
-  // line in host memory, as cheap as the doorbell's), and a published request is
-  // never left waiting for a later doorbell or an idle sleep's rescan.
+  // Relaxed: the doorbell only says that something moved; each slot's seq is acquired
+  // below. Racing producers' doorbell stores may land out of order, and a slot's seq
+  // after its doorbell (mailbox_publish): so the next slot's own seq is looked at too
+  // (a line in host memory, as cheap as the doorbell's). The scan takes slots in
+  // ticket order and stops at the first unpublished one, so that one slot decides
+  // whether a scan can take anything: a published request is never left waiting for
+  // a later doorbell or an idle sleep's rescan.
   const std::uint64_t bell = system_atomic<std::uint64_t>(sh_->doorbell).load(detail::mo_relaxed);
   if (bell == doorbell_seen_ && !rescan_ &&
       system_atomic<std::uint64_t>(sh_->slots[head_ & (sh_->req_capacity - 1)].seq).load(detail::mo_relaxed) !=
           head_ + 1)
     return false;
   doorbell_seen_ = bell;
-  if (bell > bell_max_) bell_max_ = bell;
   rescan_ = false;
   const std::uint64_t mask = sh_->req_capacity - 1;
   std::uint64_t taken = 0;
@@ -256,9 +257,7 @@ bool reactor_thread::take_requests() noexcept {
   if (taken != 0) system_atomic<std::uint64_t>(sh_->req_head).store(head_, detail::mo_release);
   // A producer may have claimed a slot and not published it yet: look again next round
   // even without a new doorbell value while the ring holds claimed-but-unseen slots.
-  // And until the head passes the largest doorbell seen: that ticket was claimed, and
-  // its seq may land after its doorbell (mailbox_publish).
-  rescan_ = rescan_ || taken != 0 || head_ < bell_max_;
+  rescan_ = rescan_ || taken != 0;
   requests_.fetch_add(taken, std::memory_order_relaxed);
   return taken != 0;
 }

@@ -75,7 +75,6 @@ class reactor_thread {
 
   std::uint64_t head_ = 0;          // next request ticket
   std::uint64_t doorbell_seen_ = 0;
-  std::uint64_t bell_max_ = 0;      // the largest doorbell value seen (a claimed ticket + 1)
   bool rescan_ = true;              // the last scan may have stopped at an unpublished slot
   std::uint64_t comp_tail_ = 0;     // completions published
   std::uint64_t outstanding_ = 0;   // requests taken and not yet completed

@@ -106,7 +106,6 @@ __device__ inline void publish_overflow(detail::mailbox& m, std::uint32_t lane) 
   }
 }
 
-
 // The drain duty of one mailbox (weft/detail/mailbox.hpp), by whichever warp holds its
 // drain_lock (all lanes call this). Lane 0 acquires comp_tail (one PCIe read), then
 // lane i delivers completion first + i of each group of 32, so 32 answers cost one more
@@ -146,12 +145,15 @@ __device__ inline void drain_mailbox(device_sched& d, detail::mailbox& m, std::u
 // long task (worker 0 runs the host's root tasks) does not hold the answers back: idle
 // warps poll here too (find_work). Acquire on taking it, release on giving it back: the
 // drainer's own words (comp_next, the backlog) pass from one holder to the next.
-// Skipped with one L2 load while nothing is in flight.
-__device__ inline void poll_mailboxes(device_sched& d, std::uint32_t lane) noexcept {
+// Skipped with one L2 load while nothing is in flight. Returns (in every lane) whether
+// any mailbox had requests in flight when it looked.
+__device__ inline bool poll_mailboxes(device_sched& d, std::uint32_t lane) noexcept {
+  int any = 0;
   for (std::uint32_t b = 0; b < d.io.count; ++b) {
     detail::mailbox& m = d.io.boxes[b];
     int mine = 0;
     if (lane == 0 && detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_relaxed) != 0) {
+      any = 1;
       detail::device_atomic<std::uint32_t> lock(m.drain_lock);
       mine = lock.load(detail::mo_relaxed) == 0 && lock.exchange(1, detail::mo_acquire) == 0;
     }
@@ -160,6 +162,7 @@ __device__ inline void poll_mailboxes(device_sched& d, std::uint32_t lane) noexc
     __syncwarp();  // every lane's part of the duty is done before lane 0 gives it back
     if (lane == 0) detail::device_atomic<std::uint32_t>(m.drain_lock).store(0, detail::mo_release);
   }
+  return __shfl_sync(full_mask, any, 0) != 0;
 }
 
 }  // namespace weft::exec

@@ -326,10 +326,7 @@ __device__ inline bool stopping(worker_ctx& c) noexcept {
 inline constexpr std::uint32_t answer_polls = 8;
 __device__ inline bool await_answers(worker_ctx& c) noexcept {
   for (std::uint32_t i = 0; i < answer_polls; ++i) {
-    int waiting = 0;
-    if (c.lane == 0) waiting = io_inflight(c.d);
-    if (!__shfl_sync(full_mask, waiting, 0)) return i != 0;
-    poll_mailboxes(c.d, c.lane);
+    if (!poll_mailboxes(c.d, c.lane)) return i != 0;
     __syncwarp();  // the deliveries' staging writes before the read
     if (__shfl_sync(full_mask, c.st.count, 0) != 0) return true;
   }

@@ -12,12 +12,11 @@
 //   on its own 64-byte line:
 //     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
 //                (relaxed; racing producers may store out of order, and a seq may land
-//                after its doorbell). The reactor keeps the largest value it has seen
-//                and rescans until its head passes it (every ticket below a doorbell
-//                value was claimed, so it will be published), and on every trip also
-//                looks at the seq of the slot at its head: a published request is found
-//                on the next trip whatever the doorbell says. The reactor polls these
-//                two lines instead of every slot.
+//                after its doorbell). The reactor scans when it changes, and on every
+//                trip also looks at the seq of the slot at its head (the scan takes
+//                slots in ticket order, so that slot decides whether it can take
+//                anything): a published request is found on the next trip whatever the
+//                doorbell says. The reactor polls these two lines instead of every slot.
 //     req_head   host -> task side. Requests the reactor has copied out: slot t % N is
 //                free for ticket t + N once req_head > t.
 //     comp_tail  host -> task side. Completions published (the reactor's batch store).
@@ -116,9 +115,9 @@ WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, c
   for (std::uint32_t i = 0; i < op.req.inline_bytes; ++i) slot.data[i] = src[i];
   // Release at system scope: the body above is visible to the reactor thread that
   // acquires seq. Then the doorbell, relaxed: the reactor also looks at its next slot's
-  // seq on every trip and rescans until its head passes the largest doorbell seen
-  // (reactor.cpp, step 1), so the order of the two stores does not matter, and a second
-  // system-scope fence (a PCIe round trip on the GPU, on every request's path) is saved.
+  // seq on every trip (reactor.cpp, step 1), so the order of the two stores does not
+  // matter, and a second system-scope fence (a PCIe round trip on the GPU, on every
+  // request's path) is saved.
   system_atomic<std::uint64_t>(slot.seq).store(ticket + 1, mo_release);
   system_atomic<std::uint64_t>(m.shared->doorbell).store(ticket + 1, mo_relaxed);
 }
