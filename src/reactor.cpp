@@ -76,8 +76,10 @@ reactor::reactor(const reactor_config& cfg, std::unique_ptr<memory_ops> mem) : c
     sh->req_capacity = cfg_.slots;
     sh->comp_capacity = cfg_.completions;
     sh->slots = static_cast<detail::request_slot*>(mem_->alloc_shared(sizeof(detail::request_slot) * cfg_.slots));
-    sh->comps =
-        static_cast<detail::completion_slot*>(mem_->alloc_shared(sizeof(detail::completion_slot) * cfg_.completions));
+    sh->comp_words = static_cast<std::uint64_t*>(
+        mem_->alloc_shared(sizeof(std::uint64_t) * detail::completion_header_words * cfg_.completions));
+    sh->comp_data = static_cast<std::uint64_t*>(
+        mem_->alloc_shared(sizeof(std::uint64_t) * detail::completion_data_words * cfg_.completions));
     shared_.push_back(sh);
   }
   host_boxes_.resize(cfg_.threads);
@@ -94,7 +96,8 @@ reactor::~reactor() {
   threads_.clear();
   for (detail::mailbox_shared* sh : shared_) {
     mem_->free_shared(sh->slots);
-    mem_->free_shared(sh->comps);
+    mem_->free_shared(sh->comp_words);
+    mem_->free_shared(sh->comp_data);
     mem_->free_shared(sh);
   }
 }
@@ -203,7 +206,7 @@ errc reactor_thread::refusal() const noexcept {
 
 void reactor_thread::complete(std::uint64_t token, std::uint64_t value, errc e, const void* data,
                               std::uint32_t n) noexcept {
-  detail::completion_slot c{};
+  detail::completion c{};
   c.token = token;
   c.value = value;
   c.error = static_cast<std::uint32_t>(e);
@@ -291,14 +294,12 @@ bool reactor_thread::flush() noexcept {
   const std::uint64_t cap = sh_->comp_capacity;
   std::uint64_t n = 0;
   while (!queued_.empty() && comp_tail_ + n - head < cap) {
-    sh_->comps[(comp_tail_ + n) & (cap - 1)] = queued_.front();
+    detail::mailbox_write_completion(*sh_, comp_tail_ + n, queued_.front());  // LL words: no index to publish
     queued_.pop_front();
     ++n;
   }
   if (n == 0) return false;
   comp_tail_ += n;
-  // Release at system scope: the slots above are visible to a drainer that acquires it.
-  system_atomic<std::uint64_t>(sh_->comp_tail).store(comp_tail_, detail::mo_release);
   completions_.fetch_add(n, std::memory_order_relaxed);
   return true;
 }

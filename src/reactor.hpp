@@ -12,10 +12,11 @@
 //   2. dispatch each by opcode. Most complete at once; a socket that is not ready, and
 //      io::sleep_for, leave the request pending (epoll or the timer heap finishes it);
 //   3. poll epoll (timeout 0) and the timer heap;
-//   4. flush: write the completions the completion ring has room for and publish them
-//      with one store of comp_tail; the rest wait in the thread's queue;
-//   5. on the host backend, drain: deliver the published completions to their tasks
-//      and publish requests that waited for ring space (the GPU does this on worker 0);
+//   4. flush: write the completions the completion ring has room for, as LL words
+//      (each word carries its completion's flag, so no index word is published); the
+//      rest wait in the thread's queue;
+//   5. on the host backend, drain: deliver the completions to their tasks and publish
+//      requests that waited for ring space (on the GPU a worker warp does this);
 //   6. wait adaptively: after work, spin (spin_ns); then sleep, each sleep the smallest
 //      1 us * 2^k that is at least a quarter of the idle time so far, capped at
 //      max_sleep_ns, which bounds the wake-up latency (the GPU cannot signal a host

@@ -78,7 +78,7 @@ class reactor_thread {
   bool rescan_ = true;              // the last scan may have stopped at an unpublished slot
   std::uint64_t comp_tail_ = 0;     // completions published
   std::uint64_t outstanding_ = 0;   // requests taken and not yet completed
-  std::deque<detail::completion_slot> queued_;  // completions waiting for ring room
+  std::deque<detail::completion> queued_;  // completions waiting for ring room
 
   struct timer {
     std::uint64_t deadline;

@@ -1,8 +1,11 @@
-// The request ring's protocol under stress with tiny capacities (host threads standing
-// in for warps): claims of several slots at once, publication out of ticket order,
-// waiters published by a drainer, and a consumer that frees slots as the reactor does.
+// The mailbox protocol under stress with tiny capacities (host threads standing in for
+// warps and the reactor): on the request ring, claims of several slots at once,
+// publication out of ticket order, waiters published by a drainer, and a consumer that
+// frees slots as the reactor does; on the completion ring, LL words written by one
+// thread while another reads them, slots reused as soon as they are handed back.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -22,14 +25,18 @@ using weft::detail::system_atomic;
 
 struct ring {
   std::unique_ptr<request_slot[]> slots;
-  std::unique_ptr<weft::detail::completion_slot[]> comps;
+  std::unique_ptr<std::uint64_t[]> comp_words, comp_data;
   mailbox_shared sh{};
   mailbox m{};
-  explicit ring(std::uint32_t cap) : slots(new request_slot[cap]()), comps(new weft::detail::completion_slot[2]()) {
+  explicit ring(std::uint32_t cap, std::uint32_t comp_cap = 2)
+      : slots(new request_slot[cap]()),
+        comp_words(new std::uint64_t[weft::detail::completion_header_words * comp_cap]()),
+        comp_data(new std::uint64_t[weft::detail::completion_data_words * comp_cap]()) {
     sh.req_capacity = cap;
-    sh.comp_capacity = 2;
+    sh.comp_capacity = comp_cap;
     sh.slots = slots.get();
-    sh.comps = comps.get();
+    sh.comp_words = comp_words.get();
+    sh.comp_data = comp_data.get();
     m = weft::detail::make_mailbox(&sh);
   }
 };
@@ -111,5 +118,61 @@ TEST_CASE("every request posted through a 4-slot ring is taken exactly once, unt
     REQUIRE(waited.load() > 0);  // the tiny ring really was full at times
     REQUIRE(r.m.backlog_head == nullptr);
     REQUIRE(r.m.waiters == 0);
+  }
+}
+
+// The completion ring: one thread writes completions as the reactor does (waiting for a
+// free slot, inline data of every length), another delivers them as a drainer does.
+// Every completion must arrive exactly once, in order, with its value and its bytes,
+// although the writer reuses each slot as soon as the drainer hands it back.
+TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, with its value and inline bytes",
+          "[mailbox][stress]") {
+  namespace d = weft::detail;
+  for (std::uint32_t cap : {2u, 4u}) {
+    ring r(2, cap);
+    const std::uint64_t total = 100000;
+    std::vector<host_op> ops(64);
+    std::vector<std::array<unsigned char, d::completion_inline_bytes>> bufs(ops.size());
+    std::vector<d::task_header> tasks(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      ops[i].task = &tasks[i];
+      ops[i].inline_dst = bufs[i].data();
+    }
+    auto bytes_of = [](std::uint64_t c) { return std::uint32_t(c % (d::completion_inline_bytes + 1)); };
+    std::thread writer([&] {
+      for (std::uint64_t c = 0; c < total; ++c) {
+        while (system_atomic<std::uint64_t>(r.sh.comp_head).load(d::mo_acquire) + cap <= c) std::this_thread::yield();
+        d::completion q{};
+        q.token = reinterpret_cast<std::uint64_t>(&ops[c % ops.size()]);
+        q.value = c * 0x9e3779b97f4a7c15ull;
+        q.error = std::uint32_t(c % 7);
+        q.inline_bytes = bytes_of(c);
+        for (std::uint32_t b = 0; b < q.inline_bytes; ++b) q.data[b] = static_cast<unsigned char>(c + b);
+        d::mailbox_write_completion(r.sh, c, q);
+      }
+    });
+    std::uint64_t next = 0, wrong = 0, empty_polls = 0;
+    while (next < total) {
+      d::completion_view v;
+      if (!d::mailbox_read_completion(r.m, next, &v)) {
+        ++empty_polls;
+        continue;
+      }
+      host_op& op = ops[next % ops.size()];
+      wrong += v.token != reinterpret_cast<std::uint64_t>(&op);
+      d::task_header* woken = d::mailbox_deliver_result(r.m, next, v);
+      wrong += woken != op.task;  // the task was idle: the drainer must queue it
+      tasks[next % ops.size()].state = 0;
+      wrong += op.value != next * 0x9e3779b97f4a7c15ull;
+      wrong += static_cast<std::uint32_t>(op.error) != next % 7;
+      for (std::uint32_t b = 0; b < bytes_of(next); ++b) wrong += bufs[next % ops.size()][b] != static_cast<unsigned char>(next + b);
+      ++next;
+      d::mailbox_retire(r.m, next, 1, v.inline_bytes != 0);  // the writer may reuse the slot now
+    }
+    writer.join();
+    INFO("capacity " << cap << ", empty polls " << empty_polls);
+    REQUIRE(wrong == 0);
+    d::completion_view v;
+    REQUIRE_FALSE(d::mailbox_read_completion(r.m, total, &v));  // nothing past the last one
   }
 }

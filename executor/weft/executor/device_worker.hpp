@@ -7,14 +7,16 @@
 //              batch: tokio's LIFO slot, widened to a warp; at most 24 of them when the
 //              ring also has work, so the ring cannot starve), then every 31st trip the
 //              inject queue, then the warp's own ring (one CAS on its head for the whole
-//              batch), then the inject queue.
+//              batch), then the warp's home shard of the inject queue.
 //   2. run     lane i resumes task i through the trampoline (detail::run_and_settle)
 //              until it yields, parks or completes. Lanes diverge freely inside tasks.
 //   3. settle  yielded tasks (and tasks woken while they ran) go back into the ring in
 //              one warp-aggregated push (ballot + popc, one release of the tail). A full
 //              ring first moves its 32 oldest tasks to the inject queue. Staged tasks
 //              beyond the newest 8 move to the ring too, where other warps can steal them.
-//   4. if the batch was empty: search (steal) or park, below.
+//   4. if the batch was empty (find_work): the reactor's answers (their tasks run at
+//              once, in the lanes that delivered them), the other inject shards, then
+//              search (steal) or park, below.
 // Bulk work (device_bulk.hpp): before step 1 the warp takes chunks of jobs on the bulk
 // board; after step 3 it runs (or publishes) the bulk jobs its lanes posted, and resumes
 // the tasks held for the small ones at once (run_held_rounds), skipping steps 1 and 4.
@@ -111,19 +113,39 @@ __device__ inline void poll_timers(device_sched& d) noexcept {
   if (next != ~std::uint64_t{0} && next <= globaltimer_ns()) poll_timers_slow(d);  // no clock read when idle
 }
 
-// Nothing local: looks at every other inject shard at once and pops from the nearest
-// (in the order id + 1, id + 2, ...) that has tasks. Lane i reads the lengths of shards
-// id + 1 + i + 32 r for every r first (independent loads, so the sweep costs about one
-// memory latency); a serial look at 131 shards cost one latency each, ~100 us per idle
-// trip on an H200, and that was the whole of a host_call's round trip.
+// Lane i's view of inject shards first + i + 32 r, r < rounds (indices wrap round the
+// shards; a shard past `count` reads as empty): bit r set when that shard has tasks.
+// Every load is issued before any length is looked at, 8 rounds at a time, so the
+// sweep waits for about one memory latency per 256 shards (a serial look by one lane
+// cost one latency per shard: ~100 us per idle trip for 131 shards on an H200).
+inline constexpr std::uint32_t sweep_group = 8;
+__device__ inline std::uint32_t busy_shards(const device_sched& d, std::uint32_t first, std::uint32_t count,
+                                            std::uint32_t lane) noexcept {
+  const std::uint32_t num = d.num_inject;
+  const std::uint32_t rounds = (count + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE;  // <= 32
+  std::uint32_t busy = 0;
+  for (std::uint32_t r0 = 0; r0 < rounds; r0 += sweep_group) {
+    std::uint64_t head[sweep_group], tail[sweep_group];
+#pragma unroll
+    for (std::uint32_t k = 0; k < sweep_group; ++k) {
+      const std::uint32_t at = min(lane + WEFT_WARP_SIZE * (r0 + k), count - 1);  // in range: loaded, masked below
+      inject_shard& sh = d.inject[(first + at) % num];
+      tail[k] = detail::device_atomic<std::uint64_t>(sh.tail).load(detail::mo_relaxed);
+      head[k] = detail::device_atomic<std::uint64_t>(sh.head).load(detail::mo_relaxed);
+    }
+#pragma unroll
+    for (std::uint32_t k = 0; k < sweep_group; ++k)
+      if (lane + WEFT_WARP_SIZE * (r0 + k) < count && tail[k] > head[k]) busy |= 1u << (r0 + k);
+  }
+  return busy;
+}
+
+// Nothing local: looks at every other inject shard at once (busy_shards) and pops from
+// the nearest (in the order id + 1, id + 2, ...) that has tasks.
 __device__ inline detail::task_header* pop_other_shards(worker_ctx& c, std::uint32_t* n_out) noexcept {
   const std::uint32_t others = c.d.num_inject - 1;  // < 32 * 32 (device_runtime.cpp)
   const std::uint32_t rounds = (others + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE;
-  std::uint32_t busy = 0;  // bit r: shard id + 1 + lane + 32 r has tasks
-  for (std::uint32_t r = 0; r < rounds; ++r) {
-    const std::uint32_t s = 1 + c.lane + WEFT_WARP_SIZE * r;
-    if (s <= others && inject_of(c.d, c.id + s).size_approx() != 0) busy |= 1u << r;
-  }
+  const std::uint32_t busy = busy_shards(c.d, c.id + 1, others, c.lane);  // bit r: shard id + 1 + lane + 32 r
   for (std::uint32_t r = 0; r < rounds; ++r) {
     for (std::uint32_t lanes = __ballot_sync(full_mask, (busy >> r) & 1u); lanes != 0; lanes &= lanes - 1) {
       const std::uint32_t s = 1 + static_cast<std::uint32_t>(__ffs(lanes) - 1) + WEFT_WARP_SIZE * r;
@@ -177,11 +199,6 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
     detail::task_header* it = warp_inject_pop(home, c.lane, 32 - n, &k);
     mine = place(mine, it, n, k, c.lane);
     n += k;
-    if (c.lane == 0) c.st.stats.injected += k;
-  }
-  if (n == 0 && c.d.num_inject > 1) {
-    mine = pop_other_shards(c, &k);
-    n = k;
     if (c.lane == 0) c.st.stats.injected += k;
   }
   *n_out = n;
@@ -272,8 +289,8 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
   return __any_sync(full_mask, c.lane < c.d.num_inject && inject_of(c.d, c.lane).size_approx() != 0);
 }
 
-// Registers this warp as a sleeper, then looks at every inject shard (all lanes, one
-// load each per 32 shards: a serial look cost one memory latency per shard). `true` when
+// Registers this warp as a sleeper, then looks at every inject shard (busy_shards: all
+// lanes, every load issued before any is looked at). `true` when
 // one has tasks. The look comes after the registration (lane 0's seq_cst RMW, ordered
 // before every lane's loads by __syncwarp and each lane's fence): a pusher that missed
 // us in `sleepers` (notify_one's fence, after its push) has its push seen here.
@@ -281,10 +298,7 @@ __device__ inline bool register_sleeper(worker_ctx& c) noexcept {
   if (c.lane == 0) detail::device_atomic<std::uint32_t>(c.d.sleepers).fetch_add(1, detail::mo_seq_cst);
   __syncwarp();
   detail::fence_device_seq_cst();  // pairs with notify_one's fence: one of us sees the other
-  bool any = false;
-  for (std::uint32_t i = c.lane; i < c.d.num_inject; i += WEFT_WARP_SIZE)
-    any = any || inject_of(c.d, i).size_approx() != 0;
-  return __any_sync(full_mask, any);
+  return __any_sync(full_mask, busy_shards(c.d, 0, c.d.num_inject, c.lane) != 0);
 }
 
 // Lane 0 naps until woken (after register_sleeper); `true` when a wake token (not a
@@ -312,53 +326,73 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   return woke;
 }
 
+// Whether the warp's staging area or ring holds tasks (lane 0's view, broadcast).
+__device__ inline bool has_local_work(worker_ctx& c) noexcept {
+  __syncwarp();  // the lanes' staging writes of this batch
+  int any = 0;
+  if (c.lane == 0) any = c.st.count != 0 || !c.st.ring_empty;
+  return __shfl_sync(full_mask, any, 0) != 0;
+}
+
 __device__ inline bool stopping(worker_ctx& c) noexcept {
   std::uint32_t s = 0;
   if (c.lane == 0) s = detail::device_atomic<std::uint32_t>(c.d.stop).load(detail::mo_relaxed);
   return __shfl_sync(full_mask, s, 0) != 0;
 }
 
-// Worker 0 with nothing to run and requests in flight: polls the completion rings for
-// up to answer_polls rounds (one PCIe read each, ~1.3 us on an H200) before it goes back
-// round its loop, and never parks: the answers' latency is what the reactor's users
-// wait on, and a parked warp naps up to 20 us. Other warps search and steal meanwhile.
-// `true` when requests were in flight (the caller returns to its loop).
+// Worker 0 with nothing to run and requests in flight polls their answers up to
+// answer_polls times back to back (await_answers: one PCIe read each, ~1.1 us on an
+// H200) before it looks at the host and its timers, and it never parks: the answers'
+// latency is what the reactor's users wait on, and a parked warp naps up to 20 us.
+// Other warps search and steal meanwhile.
 inline constexpr std::uint32_t answer_polls = 8;
-__device__ inline bool await_answers(worker_ctx& c) noexcept {
-  for (std::uint32_t i = 0; i < answer_polls; ++i) {
-    if (!poll_mailboxes(c.d, c.lane)) return i != 0;
-    __syncwarp();  // the deliveries' staging writes before the read
-    if (__shfl_sync(full_mask, c.st.count, 0) != 0) return true;
-  }
-  return true;
+
+// The number of lanes with a task (the batch size), in every lane.
+__device__ inline std::uint32_t batch_size(detail::task_header* t) noexcept {
+  return static_cast<std::uint32_t>(__popc(__ballot_sync(full_mask, t != nullptr)));
 }
 
-// Step 4: nothing gathered. Search if allowed, else park. A search looks at 128
-// random rings: with thousands of warps a full scan would take longer than a park.
+// Step 4: nothing gathered. Returns a batch to run at once (*n its size: the tasks that
+// answers from the host woke, or tasks from another warp's inject shard) or nothing
+// (*n = 0: the loop gathers again). The mailboxes come first: an answer's latency is a
+// task's, and another warp can take an inject shard's tasks too. Else search if
+// allowed, else park. A search looks at 128 random rings: with thousands of warps a
+// full scan would take longer than a park.
 inline constexpr std::uint32_t search_victims = 128;
-__device__ inline void find_work(worker_ctx& c) noexcept {
-  // The mailboxes first: answers that came in resume without waiting for the host
-  // poll's PCIe round trip (the loop polls the host every 16 trips anyway).
-  poll_mailboxes(c.d, c.lane);
+__device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n) noexcept {
+  // The mailboxes first: an answer's task runs in this warp at once.
+  bool inflight = false;
+  detail::task_header* t = poll_mailboxes(c.d, c.lane, /*run_here=*/true, &inflight);
+  if ((*n = batch_size(t)) != 0) return t;
+  if (c.d.num_inject > 1) {  // then the other warps' inject shards
+    t = pop_other_shards(c, n);
+    if (c.lane == 0) c.st.stats.injected += *n;
+    if (*n != 0) return t;
+  }
+  if (c.id == 0 && inflight) {
+    t = await_answers(c.d, c.lane, answer_polls, &inflight);
+    if ((*n = batch_size(t)) != 0) return t;
+  }
   __syncwarp();  // the deliveries' staging writes before the read
-  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
+  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
   if (c.lane == 0) {
     if (c.id == 0) poll_host(c.d);
     poll_timers(c.d);
   }
   __syncwarp();  // lane 0's polls may have staged tasks: their writes before the read
-  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return;
-  if (c.id == 0 && await_answers(c)) return;
+  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
+  if (c.id == 0 && inflight) return nullptr;  // back round the loop: the answers are near
   if (try_begin_search(c)) {
     const bool found = steal(c, search_victims);
     end_search(c, found);
-    if (found) return;
+    if (found) return nullptr;
   }
   const bool seen = register_sleeper(c);
   int woke = 0;
   if (c.lane == 0) woke = park_lane0(c, seen);
   woke = __shfl_sync(full_mask, woke, 0);
   if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
+  return nullptr;
 }
 
 // Lane 0 copies its running counts to the worker's stats (read by the host).
@@ -416,26 +450,30 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     const bool helped = ((trip & 3) == 0 || idle_last) && help_bulk(d, id, lane);
     std::uint32_t n = 0;
     detail::task_header* t = gather(c, trip, &n);
-    if (n != 0) {
-      detail::after_run r = detail::after_run::idle;
-      if (t != nullptr) {
-        const bool held = detail::is_still_running(t);  // back from a private bulk job
-        t = detail::untag(t);
-        r = detail::run_and_settle(t, held);
-      }
-      settle(c, t, r);
-      run_held_rounds(c, n);
-      // A busy worker 0 drains every 4th batch, after it: a task its last drain woke
-      // (in the staging area) runs first. An idle warp drains in find_work.
-      if (id == 0 && (trip & 3) == 0) poll_mailboxes(d, lane);
-      idle_last = false;
-      continue;
+    if (n == 0) {
+      idle_last = true;
+      if (helped) continue;  // more chunks may be open: look again before parking
+      publish_stats(c);
+      if (stopping(c)) break;
+      t = find_work(c, &n);
+      if (n == 0) continue;
     }
-    idle_last = true;
-    if (helped) continue;  // more chunks may be open: look again before parking
-    publish_stats(c);
-    if (stopping(c)) break;
-    find_work(c);
+    detail::after_run r = detail::after_run::idle;
+    if (t != nullptr) {
+      const bool held = detail::is_still_running(t);  // back from a private bulk job
+      t = detail::untag(t);
+      r = detail::run_and_settle(t, held);
+    }
+    settle(c, t, r);
+    run_held_rounds(c, n);
+    // A busy worker 0 drains every 4th batch, after it: a task its last drain woke
+    // (in the staging area) runs first. A warp with nothing left drains in find_work,
+    // next, and runs what the answers wake at once.
+    if (id == 0 && (trip & 3) == 0 && has_local_work(c)) {
+      bool inflight = false;
+      poll_mailboxes(d, lane, /*run_here=*/false, &inflight);
+    }
+    idle_last = false;
   }
   publish_stats(c);
 }

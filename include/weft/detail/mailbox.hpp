@@ -8,8 +8,8 @@
 //
 // Where each part lives
 //   mailbox_shared (pinned, mapped host memory on the cuda backend; ordinary memory on
-//   the host backend): the request slots, the completion slots, and four words, each
-//   on its own 64-byte line:
+//   the host backend): the request slots, the completion ring's LL words
+//   (mailbox_layout.hpp), and three words, each on its own 128-byte line:
 //     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
 //                (relaxed; racing producers may store out of order, and a seq may land
 //                after its doorbell). The reactor scans when it changes, and on every
@@ -19,8 +19,9 @@
 //                doorbell says. The reactor polls these two lines instead of every slot.
 //     req_head   host -> task side. Requests the reactor has copied out: slot t % N is
 //                free for ticket t + N once req_head > t.
-//     comp_tail  host -> task side. Completions published (the reactor's batch store).
 //     comp_head  task side -> host. Completions the drainer has delivered.
+//   (There is no published-completions word: each completion's words carry its flag,
+//   so the drainer reads the completions themselves, one PCIe round trip for 32.)
 //   mailbox (device memory on the cuda backend): the task side's own words.
 //     req_tail   the claim counter: ticket = req_tail++ (warp-aggregated on the GPU).
 //     head_seen  the last req_head the task side read: a claim reads the pinned
@@ -41,13 +42,20 @@
 //      the body out, and after a batch stores req_head (release, system): the copies
 //      are done before any producer can reuse the slot.
 // Ownership of a completion slot (index c, slot c % M)
-//   1. The reactor writes slots comp_tail .. comp_tail + k - 1 only while they are free
-//      (c < comp_head + M, comp_head read with acquire), then stores comp_tail + k
-//      (release, system: one store publishes the batch). A full completion ring keeps
-//      the rest in the reactor's own queue: the reactor never blocks on the GPU.
-//   2. The drainer acquires comp_tail, reads the slots, writes each result into its
-//      host_op (in the waiting task's frame), wakes the task, and then stores
-//      comp_head (release, system): the slot reads are done before the host reuses them.
+//   1. The reactor writes completion c only while its slot is free (c < comp_head + M,
+//      comp_head read with acquire): the inline data's LL words first, then a release
+//      fence, then the header's LL words, each an 8-byte relaxed store. A full
+//      completion ring keeps the rest in the reactor's own queue: the reactor never
+//      blocks on the GPU.
+//   2. The drainer reads the header words of comp_next, comp_next + 1, ... (system
+//      scope; independent loads, word 0 last with acquire: it pairs with the reactor's
+//      fence); completion c is there when every word carries completion_flag(c). It reads the inline data words the same way (a word not yet
+//      carrying the flag is read again: the host's fence orders them before the header,
+//      but nothing orders the drainer's loads), writes the result into the host_op (in
+//      the waiting task's frame), wakes the task, and then stores comp_head. Relaxed
+//      when only header words were read: the stored value is computed from those loads,
+//      so it cannot be seen before they are done. Release (system) when inline data was
+//      read too: those reads must be done before the host reuses the slot.
 // Each request names its host_op by address (the token); the reactor treats it as an
 // opaque number and returns it in exactly one completion. One completion, one wake:
 // the task state word's invariant (task_header.hpp).
@@ -176,49 +184,109 @@ WEFT_HOST_DEVICE inline std::uint32_t mailbox_publish_waiters(mailbox& m) noexce
 
 // ---------------------------------------------------------------- drainer side
 
-// Delivers one completion: the result into its op, then the wake's state change.
-// Returns the task when the caller must queue it (wake_needs_queue), else null. After
-// the state change the task may run and free the op, so nothing reads it afterwards.
-WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const completion_slot& c) noexcept {
-  host_op* op = reinterpret_cast<host_op*>(c.token);
-  if (c.inline_bytes != 0 && op->inline_dst != nullptr) {
-    auto* dst = static_cast<unsigned char*>(op->inline_dst);
-    for (std::uint32_t i = 0; i < c.inline_bytes; ++i) dst[i] = c.data[i];
+// One completion's header, decoded.
+struct completion_view {
+  std::uint64_t token = 0;
+  std::uint64_t value = 0;
+  std::uint32_t error = 0;
+  std::uint32_t inline_bytes = 0;
+};
+
+// Reads completion c's header words (system scope, independent loads: one PCIe round
+// trip on the GPU). True when every word carries c's flag: then *v is c.
+// Word 0 is loaded last, with acquire: when it carries c's flag it read the store that
+// follows the reactor's release fence (mailbox_write_completion), so what the reactor
+// saw before it (the request, and through the request's seq the task's writes to its
+// host_op) happens-before whatever the drainer does next: it reads op->task and writes
+// op->value. Loaded last, the acquire holds back none of the other five loads: they
+// are all in flight at once.
+WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint64_t c, completion_view* v) noexcept {
+  const std::uint64_t cap = m.comp_capacity, at = c & (cap - 1);
+  std::uint64_t w[completion_header_words];
+  for (std::uint32_t j = 1; j < completion_header_words; ++j)
+    w[j] = system_atomic<std::uint64_t>(m.comp_words[j * cap + at]).load(mo_relaxed);
+  w[0] = system_atomic<std::uint64_t>(m.comp_words[at]).load(mo_acquire);
+  const std::uint32_t flag = completion_flag(c);
+  bool ok = true;
+  for (std::uint32_t j = 0; j < completion_header_words; ++j) ok = ok && static_cast<std::uint32_t>(w[j] >> 32) == flag;
+  const auto lo = [&](std::uint32_t j) { return w[j] & 0xffffffffu; };
+  v->token = lo(0) | lo(1) << 32;
+  v->value = lo(2) | lo(3) << 32;
+  v->error = static_cast<std::uint32_t>(lo(4));
+  v->inline_bytes = static_cast<std::uint32_t>(lo(5));
+  return ok;
+}
+
+// The reactor: writes completion c (step 1 of the completion slot's protocol).
+inline void mailbox_write_completion(mailbox_shared& sh, std::uint64_t c, const completion& q) noexcept {
+  const std::uint64_t cap = sh.comp_capacity, at = c & (cap - 1);
+  const std::uint32_t flag = completion_flag(c);
+  for (std::uint32_t k = 0; k * 4 < q.inline_bytes; ++k) {
+    std::uint32_t part = 0;
+    for (std::uint32_t b = 0; b < 4 && k * 4 + b < q.inline_bytes; ++b) part |= std::uint32_t(q.data[k * 4 + b]) << (8 * b);
+    system_atomic<std::uint64_t>(sh.comp_data[at * completion_data_words + k]).store(ll_word(part, flag), mo_relaxed);
   }
-  op->value = c.value;
-  op->error = static_cast<errc>(c.error);
+  // Release: the data words above reach a drainer before the header that announces them.
+  fence_system_release();
+  const std::uint32_t payload[completion_header_words] = {
+      static_cast<std::uint32_t>(q.token), static_cast<std::uint32_t>(q.token >> 32),
+      static_cast<std::uint32_t>(q.value), static_cast<std::uint32_t>(q.value >> 32), q.error, q.inline_bytes};
+  for (std::uint32_t j = 0; j < completion_header_words; ++j)
+    system_atomic<std::uint64_t>(sh.comp_words[j * cap + at]).store(ll_word(payload[j], flag), mo_relaxed);
+}
+
+// Copies completion c's inline data (n bytes) to dst, word by word, each read until it
+// carries c's flag (see step 2 above).
+WEFT_HOST_DEVICE inline void mailbox_copy_inline(const mailbox& m, std::uint64_t c, std::uint32_t n, void* dst) noexcept {
+  const std::uint64_t* words = m.comp_data + (c & (m.comp_capacity - 1)) * completion_data_words;
+  const std::uint32_t flag = completion_flag(c);
+  auto* out = static_cast<unsigned char*>(dst);
+  for (std::uint32_t k = 0; k * 4 < n && k < completion_data_words; ++k) {
+    std::uint64_t w = system_atomic<std::uint64_t>(const_cast<std::uint64_t&>(words[k])).load(mo_relaxed);
+    while (static_cast<std::uint32_t>(w >> 32) != flag)
+      w = system_atomic<std::uint64_t>(const_cast<std::uint64_t&>(words[k])).load(mo_relaxed);
+    for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) out[k * 4 + b] = static_cast<unsigned char>(w >> (8 * b));
+  }
+}
+
+// Delivers completion c (read as v): the result into its op, then the wake's state
+// change. Returns the task when the caller must queue it (wake_needs_queue), else null.
+// After the state change the task may run and free the op, so nothing reads it afterwards.
+WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const mailbox& m, std::uint64_t c,
+                                                           const completion_view& v) noexcept {
+  host_op* op = reinterpret_cast<host_op*>(v.token);
+  if (v.inline_bytes != 0 && op->inline_dst != nullptr) mailbox_copy_inline(m, c, v.inline_bytes, op->inline_dst);
+  op->value = v.value;
+  op->error = static_cast<errc>(v.error);
   task_header* t = op->task;
   // Its acq_rel RMW publishes the writes above to the task's next runner.
   return wake_needs_queue(t) ? t : nullptr;
 }
-WEFT_HOST_DEVICE inline void mailbox_deliver(const completion_slot& c) noexcept {
-  if (task_header* t = mailbox_deliver_result(c)) schedule(t);
-}
 
-// The completions published and not yet delivered: [*first, returned end).
-WEFT_HOST_DEVICE inline std::uint64_t mailbox_completions(mailbox& m, std::uint64_t* first) noexcept {
-  *first = m.comp_next;
-  // Acquire at system scope: the reactor's slot writes are visible before we read them.
-  return system_atomic<std::uint64_t>(m.shared->comp_tail).load(mo_acquire);
-}
-
-// After delivering [comp_next, end): hands the slots back to the reactor.
-WEFT_HOST_DEVICE inline void mailbox_retire(mailbox& m, std::uint64_t end, std::uint64_t delivered) noexcept {
+// After delivering [comp_next, end): hands the slots back to the reactor (see step 2
+// of the completion slot's protocol for the order).
+WEFT_HOST_DEVICE inline void mailbox_retire(mailbox& m, std::uint64_t end, std::uint64_t delivered,
+                                            bool read_inline) noexcept {
   m.comp_next = end;
   device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(delivered), mo_relaxed);
-  // Release at system scope: our reads of the slots are done before the reactor reuses them.
-  system_atomic<std::uint64_t>(m.shared->comp_head).store(end, mo_release);
+  system_atomic<std::uint64_t>(m.shared->comp_head).store(end, read_inline ? mo_release : mo_relaxed);
 }
 
-// One thread's drain (the host backend's reactor, and tests): delivers every published
-// completion, then publishes waiting requests. Returns the completions delivered.
+// One thread's drain (the host backend's reactor, and tests): delivers every completion
+// that is there, then publishes waiting requests. Returns the completions delivered.
 inline std::uint32_t mailbox_drain_serial(mailbox& m) noexcept {
-  std::uint64_t first = 0;
-  const std::uint64_t end = mailbox_completions(m, &first);
-  for (std::uint64_t c = first; c != end; ++c) mailbox_deliver(m.comps[c & (m.comp_capacity - 1)]);
-  if (end != first) mailbox_retire(m, end, end - first);
+  std::uint64_t c = m.comp_next;
+  bool read_inline = false;
+  completion_view v;
+  while (mailbox_read_completion(m, c, &v)) {
+    read_inline = read_inline || v.inline_bytes != 0;
+    if (task_header* t = mailbox_deliver_result(m, c, v)) schedule(t);
+    ++c;
+  }
+  const std::uint64_t n = c - m.comp_next;
+  if (n != 0) mailbox_retire(m, c, n, read_inline);
   mailbox_publish_waiters(m);
-  return static_cast<std::uint32_t>(end - first);
+  return static_cast<std::uint32_t>(n);
 }
 
 }  // namespace weft::detail

@@ -58,14 +58,37 @@ struct alignas(128) request_slot {
 };
 static_assert(sizeof(request_slot) == 256);
 
-struct alignas(128) completion_slot {
+// A completion as the reactor queues it (host memory, the reactor thread's own).
+struct completion {
   std::uint64_t token;
   std::uint64_t value;
   std::uint32_t error;         // an errc, 0 on success
   std::uint32_t inline_bytes;  // bytes of `data` the drainer copies to the op's buffer
   unsigned char data[completion_inline_bytes];
 };
-static_assert(sizeof(completion_slot) == 128);
+
+// How a completion travels: as LL words (NCCL's "low latency" protocol). Each 8-byte
+// word carries 4 bytes of payload in its low half and, in its high half, the flag of
+// the completion it belongs to (completion_flag). An aligned 8-byte store and load are
+// single-copy atomic on both sides of PCIe, so a word read with the right flag holds
+// that completion's payload, whatever else the reader saw: the drainer reads a
+// completion in one round of independent loads, with no index word to read first and
+// no fence between the two. Completion c's header word j sits at
+// comp_words[j * M + c % M] (the same word of consecutive completions is contiguous,
+// so 32 lanes reading 32 completions read 256 bytes per word); its inline data at
+// comp_data[(c % M) * completion_data_words ...].
+inline constexpr std::uint32_t completion_header_words = 6;  // token (2), value (2), error, inline_bytes
+inline constexpr std::uint32_t completion_data_words = completion_inline_bytes / 4;
+static_assert(completion_inline_bytes % 4 == 0);
+
+// The flag of completion c. Never 0 for a slot's first lap (c < M), so zeroed memory
+// is never taken for a completion; a slot's next lap (c + M) has another flag.
+WEFT_HOST_DEVICE inline std::uint32_t completion_flag(std::uint64_t c) noexcept {
+  return static_cast<std::uint32_t>(c) + 1u;
+}
+WEFT_HOST_DEVICE inline std::uint64_t ll_word(std::uint32_t payload, std::uint32_t flag) noexcept {
+  return (static_cast<std::uint64_t>(flag) << 32) | payload;
+}
 
 // Each word the two sides share sits alone in a 128-byte line (the GPU's L2 line), so a
 // word the GPU writes never shares a line with a word it polls. (This did not change the
@@ -73,12 +96,12 @@ static_assert(sizeof(completion_slot) == 128);
 struct mailbox_shared {
   alignas(128) std::uint64_t doorbell;
   alignas(128) std::uint64_t req_head;
-  alignas(128) std::uint64_t comp_tail;
   alignas(128) std::uint64_t comp_head;
   alignas(128) std::uint32_t req_capacity;  // power of two
   std::uint32_t comp_capacity;              // power of two
   request_slot* slots;                      // the same address on both sides (mapped)
-  completion_slot* comps;
+  std::uint64_t* comp_words;                // completion_header_words * comp_capacity LL words
+  std::uint64_t* comp_data;                 // completion_data_words * comp_capacity LL words
 };
 
 // One request in flight, inside the waiting task's frame (the awaiter owns it).
@@ -110,7 +133,8 @@ struct mailbox {
   // Copies of the shared block's constant fields: reading them there would cost the GPU
   // a PCIe round trip each time. make_mailbox fills them.
   request_slot* slots;
-  completion_slot* comps;
+  std::uint64_t* comp_words;
+  std::uint64_t* comp_data;
   std::uint32_t req_capacity;
   std::uint32_t comp_capacity;
 };
@@ -119,7 +143,8 @@ inline mailbox make_mailbox(mailbox_shared* sh) noexcept {
   mailbox m{};
   m.shared = sh;
   m.slots = sh->slots;
-  m.comps = sh->comps;
+  m.comp_words = sh->comp_words;
+  m.comp_data = sh->comp_data;
   m.req_capacity = sh->req_capacity;
   m.comp_capacity = sh->comp_capacity;
   return m;
