@@ -44,11 +44,6 @@ WEFT_HOST_DEVICE inline void fence_device_acquire() noexcept {
 WEFT_HOST_DEVICE inline void fence_system_release() noexcept {
   cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
 }
-// An acquire fence at system scope (the GPU and the host): lanes that read mailbox
-// slots another lane's acquire has made visible.
-WEFT_HOST_DEVICE inline void fence_system_acquire() noexcept {
-  cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_system);
-}
 #else
 template <class T>
 using device_atomic = std::atomic_ref<T>;
@@ -62,7 +57,6 @@ inline constexpr memory_order mo_acq_rel = std::memory_order_acq_rel;
 inline constexpr memory_order mo_seq_cst = std::memory_order_seq_cst;
 inline void fence_device_seq_cst() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void fence_device_acquire() noexcept { std::atomic_thread_fence(std::memory_order_acquire); }
-inline void fence_system_acquire() noexcept { std::atomic_thread_fence(std::memory_order_acquire); }
 inline void fence_system_release() noexcept { std::atomic_thread_fence(std::memory_order_release); }
 #endif
 

@@ -238,13 +238,13 @@ inline void mailbox_write_completion(mailbox_shared& sh, std::uint64_t c, const 
 // Copies completion c's inline data (n bytes) to dst, word by word, each read until it
 // carries c's flag (see step 2 above).
 WEFT_HOST_DEVICE inline void mailbox_copy_inline(const mailbox& m, std::uint64_t c, std::uint32_t n, void* dst) noexcept {
-  const std::uint64_t* words = m.comp_data + (c & (m.comp_capacity - 1)) * completion_data_words;
+  std::uint64_t* words = m.comp_data + (c & (m.comp_capacity - 1)) * completion_data_words;
   const std::uint32_t flag = completion_flag(c);
   auto* out = static_cast<unsigned char*>(dst);
   for (std::uint32_t k = 0; k * 4 < n && k < completion_data_words; ++k) {
-    std::uint64_t w = system_atomic<std::uint64_t>(const_cast<std::uint64_t&>(words[k])).load(mo_relaxed);
-    while (static_cast<std::uint32_t>(w >> 32) != flag)
-      w = system_atomic<std::uint64_t>(const_cast<std::uint64_t&>(words[k])).load(mo_relaxed);
+    system_atomic<std::uint64_t> word(words[k]);
+    std::uint64_t w = word.load(mo_relaxed);
+    while (static_cast<std::uint32_t>(w >> 32) != flag) w = word.load(mo_relaxed);
     for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) out[k * 4 + b] = static_cast<unsigned char>(w >> (8 * b));
   }
 }
