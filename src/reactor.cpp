@@ -336,7 +336,10 @@ void reactor_thread::update_quiet() noexcept {
 void reactor_thread::idle_wait(std::uint64_t idle_since_ns) noexcept {
   const std::uint64_t idle = steady_ns() - idle_since_ns;
   if (idle < r_.cfg().spin_ns) {
-    for (int i = 0; i < 32; ++i) WEFT_CPU_RELAX();
+    // One pause per trip: a request's latency includes the rest of the trip it lands in
+    // (32 pauses were ~1.5 us on the GPU machine's Xeon, ~140 cycles each, and cost the
+    // host_call round trip ~0.75 us on average; bench/results/2026-11-21-h200-session7/).
+    WEFT_CPU_RELAX();
     return;
   }
   std::uint64_t ns = 1000;
