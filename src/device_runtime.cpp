@@ -131,7 +131,7 @@ errc device_runtime::start_locked(const device_program* program) noexcept {
     free_memory();
     return errc::out_of_memory;
   }
-  if (program->launch(d_, blocks, threads_per_block, stream_) != cudaSuccess) {
+  if (program->launch(d_, host_, blocks, threads_per_block, stream_) != cudaSuccess) {
     cudaGetLastError();
     free_memory();
     return errc::backend_unavailable;

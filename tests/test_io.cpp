@@ -194,6 +194,46 @@ TEST_CASE("host_call runs the registered host function and returns its value", "
   REQUIRE(o.sum6 == 21);
 }
 
+// A task alone in its warp waits for each answer in place on the GPU (device_io.hpp:
+// await_in_place): the answers arrive with no wake, so the worker resumes the task
+// about once for the whole loop, not once per call. A host function slower than the
+// wait's bound (16 polls, ~20 us) makes the wait give up: the task parks and is woken.
+WEFT_HOST_DEVICE weft::task<std::uint64_t> call_many(int n, std::uint32_t fn) {
+  std::uint64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    auto r = co_await weft::host_call(fn, std::uint64_t(i), std::uint64_t(1));
+    if (!r) co_return ~std::uint64_t{0};
+    sum += *r;
+  }
+  co_return sum;
+}
+
+TEST_CASE("a task alone in its warp gets its host_call answers in place, without a resume per call", "[io]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  register_test_fns(rt);
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() { return call_many(1, 1); }) == 1);  // warm-up
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
+  const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+  const int calls = 2000;
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return call_many(n, 1); }, calls) ==
+          std::uint64_t(calls) * (calls + 1) / 2);  // (i + 1) summed
+  if (rt.device() != nullptr) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto after = rt.device()->stats();
+    INFO("resumes during " << calls << " calls: " << after.resumed - before.resumed);
+    REQUIRE(after.resumed - before.resumed < calls / 10);  // parking would resume it once per call
+  }
+}
+
+TEST_CASE("a host call slower than the in-place wait still answers its task", "[io]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  rt.register_host_fn(4, [](std::span<const std::uint64_t> a) {
+    std::this_thread::sleep_for(std::chrono::microseconds(300));  // far past the in-place bound
+    return a[0] + a[1];
+  });
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return call_many(n, 4); }, 20) == 20u * 21u / 2u);
+}
+
 TEST_CASE("host_call to an unregistered id gives not_found", "[io][fault]") {
   weft::runtime rt(weft_test::any_backend_config());
   register_test_fns(rt);

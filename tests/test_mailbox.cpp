@@ -176,3 +176,62 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
     REQUIRE_FALSE(d::mailbox_read_completion(r.m, total, &v));  // nothing past the last one
   }
 }
+
+// A poster that waits for its own answer in place (the GPU's await_in_place) drains the
+// completion ring as the drainer, stopping after its own answer. One thread writes, per
+// round, 0-3 answers for other tasks and then the poster's; the poster must get its own
+// value with no wake (its task stays RUNNING and untouched), stop right after it, and
+// pass every other task to the queue exactly once, with its value, through a ring of 2
+// or 4 slots that the writer reuses as soon as they are handed back.
+TEST_CASE("a task waiting in place takes its own answer without a wake and queues the others it passes, once",
+          "[mailbox][stress]") {
+  namespace d = weft::detail;
+  for (std::uint32_t cap : {2u, 4u}) {
+    ring r(2, cap);
+    const std::uint32_t rounds = 20000;
+    std::vector<host_op> others(3);
+    std::vector<d::task_header> other_tasks(others.size());
+    for (std::size_t i = 0; i < others.size(); ++i) others[i].task = &other_tasks[i];
+    host_op own{};
+    d::task_header me{};
+    me.state = d::task_state::running;
+    own.task = &me;
+    std::thread writer([&] {
+      std::uint64_t c = 0;
+      for (std::uint32_t round = 0; round < rounds; ++round) {
+        for (std::uint32_t k = 0; k <= round % 4; ++k, ++c) {
+          while (system_atomic<std::uint64_t>(r.sh.comp_head).load(d::mo_acquire) + cap <= c) std::this_thread::yield();
+          d::completion q{};
+          const bool last = k == round % 4;
+          q.token = reinterpret_cast<std::uint64_t>(last ? &own : &others[k]);
+          q.value = last ? round : std::uint64_t(round) << 8 | k;
+          d::mailbox_write_completion(r.sh, c, q);
+        }
+      }
+    });
+    std::uint64_t next = 0, wrong = 0;
+    std::vector<std::uint64_t> queued(others.size());
+    for (std::uint32_t round = 0; round < rounds; ++round) {
+      const std::uint64_t first = next;
+      bool done = false, read_inline = false;
+      while (!done) {
+        const std::uint32_t got = d::mailbox_drain_until_own(r.m, &next, &own, 2, &done, &read_inline, [&](d::task_header* t) {
+          const std::size_t k = static_cast<std::size_t>(t - other_tasks.data());
+          wrong += others[k].value != (std::uint64_t(round) << 8 | k);
+          ++queued[k];
+          t->state = 0;  // the queue ran it: idle again for its next answer
+        });
+        wrong += got > 2;  // at most `max` answers per call
+        if (next != r.m.comp_next) d::mailbox_retire(r.m, next, next - r.m.comp_next, read_inline);
+      }
+      wrong += own.value != round;
+      wrong += next - first != round % 4 + 1;  // stopped right after its own answer
+      wrong += me.state != d::task_state::running;  // never woken
+    }
+    writer.join();
+    INFO("capacity " << cap);
+    REQUIRE(wrong == 0);
+    // Other task k is answered in the rounds whose round % 4 >= k + 1.
+    for (std::size_t k = 0; k < others.size(); ++k) REQUIRE(queued[k] == rounds / 4 * (3 - k));
+  }
+}

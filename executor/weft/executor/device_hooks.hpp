@@ -7,8 +7,8 @@
 //
 // g_device_sched names the running executor. Without RDC every CUDA translation unit
 // is its own device module with its own copy of this variable; the persistent kernel
-// of a runtime is instantiated in the translation unit that submits to it and sets
-// the variable of that module when it starts (device_program.hpp). With no executor
+// of a runtime is instantiated in the translation unit that submits to it, and its
+// launch sets the variable of that module (device_program.hpp). With no executor
 // (a kernel that drives tasks by run_inline), g_device_frame_pool may name a plain
 // size_class_pool and spawn() reports errc::no_runtime.
 #pragma once
@@ -27,7 +27,14 @@
 #if WEFT_CUDA_COMPILE
 namespace weft::exec {
 __device__ inline size_class_pool* g_device_frame_pool = nullptr;  // run_inline kernels only
-__device__ inline device_sched* g_device_sched = nullptr;           // the persistent kernel's
+// In the constant bank, written by the host before each launch (device_program.hpp):
+// a fence with acquire semantics drops the SM's L1, and a request's path has several,
+// so these words, read on every request, spawn and frame allocation, would otherwise be
+// fetched from L2 each time; the constant cache keeps them.
+// Static: each translation unit (each module) has its own pair, and its host shadow,
+// which its own launch writes.
+static __constant__ device_sched* g_device_sched = nullptr;  // the persistent kernel's
+static __constant__ detail::io_link g_device_io{};           // its mailboxes (a copy of g_device_sched->io)
 
 // The calling lane's place in the worker kernel (1-D grid, warps are workers).
 struct lane_ids {
@@ -183,6 +190,14 @@ __device__ inline errc device_schedule_at(task_header* t, std::uint64_t deadline
   auto* d = static_cast<exec::device_sched*>(t->sched);
   if (d == nullptr || exec::g_device_sched == nullptr) return errc::backend_unavailable;  // run_inline
   return exec::device_timers(*d).add(t, deadline) ? errc{} : errc::queue_full;
+}
+
+// The mailbox a request with opcode `op` from the calling lane goes to (mailbox_for),
+// or null with no reactor. Read from the constant bank: no L2 round trip on the path.
+__device__ inline mailbox* device_mailbox_for(opcode op) noexcept {
+  const io_link io = exec::g_device_io;
+  if (exec::g_device_sched == nullptr || io.count == 0) return nullptr;
+  return &io.boxes[mailbox_for(io, op, exec::current_lane_ids().worker)];
 }
 
 __device__ inline io_link* device_current_io() noexcept {

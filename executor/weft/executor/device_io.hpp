@@ -241,5 +241,103 @@ __device__ inline detail::task_header* await_answers(device_sched& d, std::uint3
   return mine;
 }
 
+// ---------------------------------------------------------------- answers awaited in place
+// A task that posts a request while its warp has nothing else to run waits for the
+// answer in its own lane instead of parking. It takes the mailbox's drain duty before
+// the post (so no other drainer can deliver its answer), polls the completion ring
+// (one PCIe round trip per poll) and takes its answer as it lands: no wake, no queue,
+// no trip round the worker loop. Parking cost the round trip about 9 us on an H200
+// after the answer had landed (the suspend, the loop back to the poll, the drain's
+// lock, the wake and the resume: docs/benchmarks.md, sixth session); docs/mailbox.md
+// has the whole sequence.
+// "Nothing else to run": the task is the only one in its warp's batch, and the warp's
+// staging area and ring are empty (shared-memory words: no cost to a busy warp). The
+// wait gives up, and the task parks as usual, after in_place_polls polls (~20 us: the
+// longest a warp is kept from other work), or at the first poll that sees other work
+// for this warp: a task queued here (the answers it delivers for other tasks are
+// queued here), its inject shard, open bulk chunks, a due timer, the stop flag. Those
+// are L2 loads issued beside the PCIe read, so they add no latency. While the wait
+// runs, worker 0's host polls (when it is the waiter) wait too: at most the bound.
+// A poll delivers at most in_place_batch answers (one lane reads them one at a time,
+// a PCIe round trip each): a burst is the warp-wide drainers' work (32 per round trip).
+inline constexpr std::uint32_t in_place_polls = 16;
+inline constexpr std::uint32_t in_place_batch = 2;
+
+// The calling lane, in its task, before it posts: whether its warp has nothing else to
+// run (above). Shared-memory words: a busy warp pays nothing for the look.
+__device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
+  const staging_area& st = staging_of_this_warp();
+  return st.batch_lanes == 1u << id.lane && st.count == 0 && st.ring_empty;
+}
+
+// The lane alone in its warp, before its post to m: tries to take m's drain duty, and
+// returns the lock word it found (0: the duty is this lane's; then it must call
+// await_in_place after the post). Taken before the post, the duty makes the answer the
+// lane's own: no other drainer can deliver it. A relaxed exchange with no load first: its
+// round trip overlaps the post's claim instead of coming before it, and its acquire is
+// the acq_rel fence of the post's publication (mailbox_publish), which comes before the
+// waiter reads any drainer word. No load first: a lane alone rarely meets a holder.
+__device__ inline std::uint32_t begin_take_drain(detail::mailbox& m) noexcept {
+  return detail::device_atomic<std::uint32_t>(m.drain_lock).exchange(1, detail::mo_relaxed);
+}
+
+// What says whether this warp has work besides the waiter: relaxed loads, issued
+// before a poll's PCIe read and looked at after it (busy()), so they cost no latency.
+struct other_work_probe {
+  std::uint32_t stop, bulk;
+  std::uint64_t timer, queued;
+  __device__ other_work_probe(device_sched& d, const inject_ring& home) noexcept
+      : stop(detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed)),
+        bulk(detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)),
+        timer(detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed)),
+        queued(home.size_approx()) {}
+  __device__ bool busy(const staging_area& st) const noexcept {
+    return stop != 0 || bulk != 0 || queued != 0 || st.count != 0 ||
+           (timer != ~std::uint64_t{0} && timer <= globaltimer_ns());
+  }
+};
+
+// The waiter, after its post (holding the duty: begin_take_drain): polls until its
+// answer is in `own` (true: the task goes on without parking) or it gives up (false:
+// the task parks; a later drainer delivers the answer). A request that found the ring
+// full (not `published`) is not waited for. Either way it hands back the completions
+// it delivered and the duty; it leaves waiting requests to the next drainer (worker 0
+// polls while any request is in flight).
+// The first poll reads the completion where this warp's last wait on m ended
+// (staging_area::in_place_next) beside its load of comp_next, not after it: in a task
+// that calls the host again and again nobody else has drained m since, and the guess
+// saves the L2 round trip before the PCIe read. A wrong guess is dropped (the flags
+// tie the words read to that index; only comp_next says it is the next to deliver).
+__device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detail::host_op* own, const lane_ids& id,
+                                      bool published) noexcept {
+  staging_area& st = staging_of_this_warp();
+  std::uint64_t next = 0, first = 0;
+  bool done = false, read_inline = false;
+  if (published) {
+    const inject_ring home = inject_of(d, id.worker);
+    const auto queue = [&](detail::task_header* t) { enqueue_from_lane(d, id, t, /*may_fail=*/false); };
+    const std::uint64_t guess = st.in_place_box == &m ? st.in_place_next : ~std::uint64_t{0};
+    first = next = m.comp_next;  // the duty holder's word (after the publication's fence)
+    detail::completion_view v;
+    if (guess != ~std::uint64_t{0} && detail::mailbox_read_completion(m, guess, &v) && guess == first) {
+      detail::mailbox_deliver_to_waiter(m, next++, v, own, &done, &read_inline, queue);
+    }
+    for (std::uint32_t poll = 0; poll < in_place_polls && !done; ++poll) {
+      const other_work_probe probe(d, home);
+      detail::mailbox_drain_until_own(m, &next, own, in_place_batch, &done, &read_inline, queue);
+      if (!done && probe.busy(st)) break;
+    }
+    if (next != first) detail::mailbox_retire(m, next, next - first, read_inline);
+    st.in_place_box = &m;
+    st.in_place_next = next;
+  } else {
+    // No publication, so no fence after the exchange: acquire here, or the release below
+    // would hand the next holder a duty without the last holder's words.
+    detail::fence_device_acquire();
+  }
+  detail::device_atomic<std::uint32_t>(m.drain_lock).store(0, detail::mo_release);  // see give_back_drain
+  return done;
+}
+
 }  // namespace weft::exec
 #endif  // WEFT_CUDA_COMPILE

@@ -125,6 +125,9 @@ struct staging_area {
   std::uint32_t ring_empty;  // 1: the ring is surely empty (only the owner pushes, so
                              // emptiness seen by the owner lasts until its next push)
   std::uint32_t bulk_count;  // bulk jobs posted by this warp's lanes in this batch
+  std::uint32_t batch_lanes;  // bit i: lane i runs a task in this batch (device_io.hpp: in place)
+  detail::mailbox* in_place_box;  // where this warp's last in-place wait was, and the
+  std::uint64_t in_place_next;    // comp_next it left there (device_io.hpp: await_in_place)
   detail::task_header* slots[staging_capacity];
   detail::bulk_job* bulk_jobs[WEFT_WARP_SIZE];  // one per lane at most: posting parks the task
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)
@@ -153,48 +156,49 @@ struct alignas(128) device_worker {
 };
 
 // The whole device executor. Lives in device memory; the host keeps a mirror of
-// the pointers it filled in.
+// the pointers it filled in. The constants come first; each group of words that changes
+// while the kernel runs has a 128-byte line of its own: a line that takes atomics is not
+// cached in L1 (a write or atomic from an SM drops it there), and the L2 serves a load
+// of it behind the atomics queued on it. Every lane reads the constants (the queues, the
+// pool, the mailboxes) on its hot paths, so no changing word shares their lines.
 struct device_sched {
-  // workers
+  // ---- constants, set by the host before the launch
   device_worker* workers;
   lane_cache* caches;  // workers * 32
   std::uint32_t num_workers;
   std::uint32_t max_searchers;
-  // inject queue
-  inject_shard* inject;
+  inject_shard* inject;  // inject queue
   std::uint32_t num_inject;
-  // parking (device scope)
-  std::uint32_t searching;
-  std::uint32_t sleepers;
-  std::uint32_t wake_tokens;
   std::uint32_t park_max_ns;
-  std::uint32_t stop;         // mirror of host_control::stop, set by the poller
   // frame pool: arena, free-list shards, side tables (one byte per 64-byte granule)
   char* arena;
   std::uint64_t arena_bytes;
-  std::uint64_t carved;
   frame_shard* shards;
   std::uint32_t num_shards;
+  std::uint32_t timer_capacity;
   std::uint8_t* block_class;  // class + 1 at each carved block's first granule
   std::uint8_t* block_live;   // 1 while the block holds a frame
-  // timers (device_timers.hpp): a min-heap under a spin lock
-  timer_entry* timers;
-  std::uint32_t timer_capacity;
-  std::uint32_t timer_count;
-  std::uint32_t timer_lock;
-  std::uint64_t timer_next;   // earliest deadline, ~0 when none
+  timer_entry* timers;        // device_timers.hpp: a min-heap under a spin lock
+  host_control* control;      // host link (mapped pinned memory)
+  bulk_slot* bulk_board;      // bulk board (device_bulk.hpp): bulk_board_slots slots
+  // the mailboxes to the host reactor (weft/detail/mailbox.hpp)
+  detail::io_link io;
   // teardown (one thread, after the workers ended): no lane caches, lane 0's destroy list
   std::uint32_t tearing_down;
-  // host link (mapped pinned memory)
-  host_control* control;
-  std::uint64_t submissions_seen;  // poller's next ticket
-  // bulk board (device_bulk.hpp)
-  bulk_slot* bulk_board;      // bulk_board_slots slots
-  std::uint32_t bulk_active;  // occupied slots: warps skip the board while it is 0
-  // the fault word: the first contract violation's code (0: none)
-  std::uint32_t fault;
-  // the mailboxes to the host reactor (weft/detail/mailbox.hpp); worker 0 drains them
-  detail::io_link io;
+  // ---- parking (device scope)
+  alignas(128) std::uint32_t searching;
+  alignas(128) std::uint32_t sleepers;
+  std::uint32_t wake_tokens;
+  alignas(128) std::uint32_t stop;  // mirror of host_control::stop, set by the poller
+  std::uint32_t fault;              // the first contract violation's code (0: none)
+  std::uint64_t submissions_seen;   // the host poller's next ticket (worker 0, lane 0)
+  alignas(128) std::uint32_t bulk_active;  // occupied bulk board slots: warps skip the board while it is 0
+  // ---- the frame pool's carve pointer
+  alignas(128) std::uint64_t carved;
+  // ---- timers
+  alignas(128) std::uint32_t timer_count;
+  std::uint32_t timer_lock;
+  std::uint64_t timer_next;  // earliest deadline, ~0 when none
 };
 
 }  // namespace weft::exec

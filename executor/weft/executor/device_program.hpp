@@ -80,11 +80,12 @@ template <class T, class F, class... Args>
 __device__ root_create_fn g_create = &create_root<T, F, Args...>;
 
 __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, 5) weft_worker_kernel(device_sched* d) {
-  if (threadIdx.x == 0) g_device_sched = d;  // this module's copy; same value from every block
   if (threadIdx.x % WEFT_WARP_SIZE == 0) {
     staging_of_this_warp().count = 0;
     staging_of_this_warp().ring_empty = 0;  // unknown: look
     staging_of_this_warp().bulk_count = 0;
+    staging_of_this_warp().batch_lanes = 0;
+    staging_of_this_warp().in_place_box = nullptr;
   }
   __syncthreads();
   const lane_ids id = current_lane_ids();
@@ -110,7 +111,6 @@ __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, s
 // drained by device_destroy_frame (device_hooks.hpp), in constant stack.
 __global__ void weft_teardown_destroy(device_sched* d, detail::task_header** roots, const std::uint32_t* count,
                                       std::uint32_t cap) {
-  g_device_sched = d;
   d->tearing_down = 1;
   const std::uint32_t n = *count < cap ? *count : cap;
   for (std::uint32_t i = 0; i < n; ++i) detail::device_destroy_frame(detail::frame_of(roots[i]));
@@ -124,7 +124,15 @@ __global__ void weft_flush_caches(device_sched* d) {
     device_frames(*d).flush(d->caches[i], static_cast<unsigned>(i / WEFT_WARP_SIZE));
 }
 
-int program_launch(device_sched* d, unsigned blocks, unsigned threads, void* stream) {
+// Sets this module's constants (device_hooks.hpp: g_device_sched, g_device_io), in stream
+// order before the launch, and launches the workers.
+int program_launch(device_sched* d, const device_sched& host_view, unsigned blocks, unsigned threads, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_sched, &d, sizeof d, 0, cudaMemcpyHostToDevice, s); e != cudaSuccess)
+    return e;
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_io, &host_view.io, sizeof host_view.io, 0, cudaMemcpyHostToDevice, s);
+      e != cudaSuccess)
+    return e;
   void* args[] = {&d};
   return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&weft_worker_kernel), dim3(blocks), dim3(threads),
                                      args, 0, static_cast<cudaStream_t>(stream));

@@ -61,7 +61,7 @@ struct teardown_scratch {
 // The kernels of one CUDA translation unit (device_program.hpp). Functions return a
 // cudaError_t as int so this header needs no CUDA headers.
 struct device_program {
-  int (*launch)(device_sched* d, unsigned blocks, unsigned threads, void* stream);
+  int (*launch)(device_sched* d, const device_sched& host_view, unsigned blocks, unsigned threads, void* stream);
   int (*occupancy)(unsigned threads, int* blocks_per_sm);
   int (*attributes)(kernel_report* r);
   int (*teardown)(device_sched* d, const teardown_scratch& s, void* stream);

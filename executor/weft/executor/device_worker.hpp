@@ -414,6 +414,14 @@ __device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {
   c.st.stats.lanes_used += n;
 }
 
+// Before a batch runs: records which lanes run a task in it, for a task's in-place
+// wait (device_io.hpp: try_begin_in_place reads it from inside the task).
+__device__ inline void mark_batch(worker_ctx& c, detail::task_header* t) noexcept {
+  const std::uint32_t lanes = __ballot_sync(full_mask, t != nullptr);
+  if (c.lane == 0) c.st.batch_lanes = lanes;
+  __syncwarp();  // lane 0's store before any lane's task reads it
+}
+
 // After a batch: run the bulk jobs its lanes posted, and resume the tasks that were held
 // for them right away, as a batch of their own, up to held_rounds times; what is still
 // held after that goes into the staging area (tagged) and waits for the next trip.
@@ -428,6 +436,7 @@ __device__ inline void run_held_rounds(worker_ctx& c, std::uint32_t n) noexcept 
       if (t != nullptr) enqueue_from_lane(c.d, current_lane_ids(), detail::tag_still_running(t), /*may_fail=*/false);
       return;
     }
+    mark_batch(c, t);
     const detail::after_run r = t ? detail::run_and_settle(t, /*still_running=*/true) : detail::after_run::idle;
     settle(c, t, r);
     count_batch(c, held);
@@ -459,6 +468,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       if (n == 0) continue;
     }
     detail::after_run r = detail::after_run::idle;
+    mark_batch(c, t);
     if (t != nullptr) {
       const bool held = detail::is_still_running(t);  // back from a private bulk job
       t = detail::untag(t);

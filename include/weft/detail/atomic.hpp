@@ -44,6 +44,12 @@ WEFT_HOST_DEVICE inline void fence_device_acquire() noexcept {
 WEFT_HOST_DEVICE inline void fence_system_release() noexcept {
   cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
 }
+// An acquire-release fence at system scope: a request's publication (mailbox_publish),
+// which is the release of the slot's body and the acquire of a drain duty taken by a
+// relaxed exchange before it (device_io.hpp: the in-place wait), for one fence's price.
+WEFT_HOST_DEVICE inline void fence_system_acq_rel() noexcept {
+  cuda::atomic_thread_fence(cuda::std::memory_order_acq_rel, cuda::thread_scope_system);
+}
 #else
 template <class T>
 using device_atomic = std::atomic_ref<T>;
@@ -58,6 +64,7 @@ inline constexpr memory_order mo_seq_cst = std::memory_order_seq_cst;
 inline void fence_device_seq_cst() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void fence_device_acquire() noexcept { std::atomic_thread_fence(std::memory_order_acquire); }
 inline void fence_system_release() noexcept { std::atomic_thread_fence(std::memory_order_release); }
+inline void fence_system_acq_rel() noexcept { std::atomic_thread_fence(std::memory_order_acq_rel); }
 #endif
 
 }  // namespace weft::detail

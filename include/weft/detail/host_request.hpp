@@ -8,7 +8,10 @@
 // Protocol (the same as sleep_for's): await_suspend sets act = park before the post,
 // because the completion may be delivered before await_suspend returns (the task is
 // still RUNNING then: SCHEDULED|RUNNING covers it). Nothing is read or written after
-// the post except when it was refused (no reactor: then no completion will come).
+// the post except when it was refused (no reactor: then no completion will come), or
+// on the GPU when the task waits for its answer in place (device_io.hpp): it took the
+// drain duty before the post, so the answer is its own to take, with no wake, and it
+// goes on without parking.
 //
 // On the GPU the lanes of a warp that post to the same mailbox together claim their
 // slots with one atomic (warp aggregation: __match_any_sync groups them, the lowest
@@ -21,7 +24,7 @@
 #include "weft/result.hpp"
 #include "weft/task.hpp"
 #if WEFT_DEVICE_PASS
-#include "weft/executor/device_queues.hpp"  // the mailbox's overflow ring
+#include "weft/executor/device_io.hpp"  // the overflow ring, the in-place wait
 #endif
 
 namespace weft::detail {
@@ -29,14 +32,16 @@ namespace weft::detail {
 #if WEFT_DEVICE_PASS
 // Warp-aggregated post: one claim per group of lanes posting to the same mailbox. The
 // lanes that get no ring slot wait in the overflow ring (one claim for all of them), or
-// on the waiters stack when that is full too.
-__device__ inline void device_post(mailbox& m, host_op* op) noexcept {
+// on the waiters stack when that is full too. True: this lane's request went into a
+// ring slot (published); false: it waits for one.
+__device__ inline bool device_post(mailbox& m, host_op* op) noexcept {
   const unsigned active = __activemask();
   const unsigned group = __match_any_sync(active, reinterpret_cast<unsigned long long>(&m));
   const unsigned lane = exec::current_lane_ids().lane;
   const unsigned leader = static_cast<unsigned>(__ffs(group)) - 1u;
   const unsigned rank = __popc(group & ((1u << lane) - 1u));
   const std::uint32_t size = static_cast<std::uint32_t>(__popc(group));
+  const staged_request staged = mailbox_stage(m, *op);  // before the claim: see there
   exec::basic_inject_ring<host_op> overflow(*m.overflow);
   unsigned long long ticket = 0, spill = ~0ull;
   unsigned got = 0;
@@ -50,22 +55,36 @@ __device__ inline void device_post(mailbox& m, host_op* op) noexcept {
   ticket = __shfl_sync(group, ticket, leader);
   got = __shfl_sync(group, got, leader);
   spill = __shfl_sync(group, spill, leader);
-  if (rank < got) mailbox_publish(m, ticket + rank, *op);
-  else if (spill != ~0ull) overflow.put(spill + (rank - got), op);
+  if (rank < got) {
+    mailbox_publish(staged, ticket + rank);
+    return true;
+  }
+  if (spill != ~0ull) overflow.put(spill + (rank - got), op);
   else mailbox_wait_for_space(m, op);
+  return false;
 }
 #endif
 
-// Posts `op` for the calling task. errc{} when posted (a completion will come), or why
-// not: backend_unavailable outside a runtime's executor (run_inline has no reactor).
-WEFT_HOST_DEVICE inline errc post_request(host_op& op) noexcept {
+// Posts `op` for the calling task. errc{} when posted (a completion will come, or has
+// come already when *answered: on the GPU, a task with nothing else to run in its warp
+// waits for the answer in place; device_io.hpp), or why not: backend_unavailable
+// outside a runtime's executor (run_inline has no reactor).
+WEFT_HOST_DEVICE inline errc post_request(host_op& op, bool* answered) noexcept {
+  *answered = false;
+  op.req.token = reinterpret_cast<std::uint64_t>(&op);
+#if WEFT_DEVICE_PASS
+  mailbox* box = device_mailbox_for(op.req.op);
+  if (box == nullptr) return errc::backend_unavailable;
+  mailbox& m = *box;
+  const exec::lane_ids id = exec::current_lane_ids();
+  const bool alone = exec::alone_in_warp(id);
+  const std::uint32_t was = alone ? exec::begin_take_drain(m) : 1u;  // before the post: see there
+  const bool published = device_post(m, &op);
+  if (alone && was == 0) *answered = exec::await_in_place(*exec::g_device_sched, m, &op, id, published);
+#else
   io_link* io = current_io();
   if (io == nullptr) return errc::backend_unavailable;
   mailbox& m = io->boxes[mailbox_for(*io, op.req.op, current_worker())];
-  op.req.token = reinterpret_cast<std::uint64_t>(&op);
-#if WEFT_DEVICE_PASS
-  device_post(m, &op);
-#else
   device_atomic<std::uint32_t>(m.inflight).fetch_add(1, mo_relaxed);
   mailbox_post_one(m, &op);
 #endif
@@ -104,9 +123,10 @@ struct host_request_awaiter {
       op.req.inline_bytes = 8;
     }
     me->act = action::park;  // before the post: the completion may come at once
-    const errc e = post_request(op);
-    if (e == errc{}) return true;
-    me->act = action::none;
+    bool answered = false;
+    const errc e = post_request(op, &answered);
+    if (e == errc{} && !answered) return true;
+    me->act = action::none;  // answered in place (the result is in op), or refused
     early = e;
     return false;
   }

@@ -115,19 +115,39 @@ WEFT_HOST_DEVICE inline std::uint32_t mailbox_claim(mailbox& m, std::uint32_t wa
   }
 }
 
+// What a publication reads before its stores (the request, where its inline bytes are,
+// the slots, the doorbell), loaded apart: a GPU poster loads it before its claim, so
+// those L2 loads overlap the claim's round trips instead of following them.
+struct staged_request {
+  request req;
+  const unsigned char* inline_src;
+  request_slot* slots;
+  std::uint64_t* doorbell;
+  std::uint64_t mask;  // req_capacity - 1
+};
+WEFT_HOST_DEVICE inline staged_request mailbox_stage(const mailbox& m, const host_op& op) noexcept {
+  return {op.req, static_cast<const unsigned char*>(op.inline_src), m.slots, &m.shared->doorbell,
+          std::uint64_t{m.req_capacity} - 1u};
+}
+
 // Writes the request into slot `ticket` and publishes it (step 2 of the slot protocol).
+WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint64_t ticket) noexcept {
+  request_slot& slot = r.slots[ticket & r.mask];
+  slot.req = r.req;
+  for (std::uint32_t i = 0; i < r.req.inline_bytes; ++i) slot.data[i] = r.inline_src[i];
+  // Release at system scope: the body above (and every write before it) is visible to
+  // the reactor thread that acquires seq. An acq_rel fence and a relaxed store, not a
+  // release store: the same one fence also acquires whatever the poster read before it
+  // (the in-place wait's drain duty, taken by a relaxed exchange: device_io.hpp). Then
+  // the doorbell, relaxed: the reactor also looks at its next slot's seq on every trip
+  // (reactor.cpp, step 1), so the order of the two stores does not matter, and a second
+  // system-scope fence (a PCIe round trip on the GPU, on every request's path) is saved.
+  fence_system_acq_rel();
+  system_atomic<std::uint64_t>(slot.seq).store(ticket + 1, mo_relaxed);
+  system_atomic<std::uint64_t>(*r.doorbell).store(ticket + 1, mo_relaxed);
+}
 WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, const host_op& op) noexcept {
-  request_slot& slot = m.slots[ticket & (m.req_capacity - 1)];
-  slot.req = op.req;
-  const auto* src = static_cast<const unsigned char*>(op.inline_src);
-  for (std::uint32_t i = 0; i < op.req.inline_bytes; ++i) slot.data[i] = src[i];
-  // Release at system scope: the body above is visible to the reactor thread that
-  // acquires seq. Then the doorbell, relaxed: the reactor also looks at its next slot's
-  // seq on every trip (reactor.cpp, step 1), so the order of the two stores does not
-  // matter, and a second system-scope fence (a PCIe round trip on the GPU, on every
-  // request's path) is saved.
-  system_atomic<std::uint64_t>(slot.seq).store(ticket + 1, mo_release);
-  system_atomic<std::uint64_t>(m.shared->doorbell).store(ticket + 1, mo_relaxed);
+  mailbox_publish(mailbox_stage(m, op), ticket);
 }
 
 // Puts `op` on the waiters stack: the drainer publishes it when slots free up.
@@ -252,15 +272,54 @@ WEFT_HOST_DEVICE inline void mailbox_copy_inline(const mailbox& m, std::uint64_t
 // Delivers completion c (read as v): the result into its op, then the wake's state
 // change. Returns the task when the caller must queue it (wake_needs_queue), else null.
 // After the state change the task may run and free the op, so nothing reads it afterwards.
-WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const mailbox& m, std::uint64_t c,
-                                                           const completion_view& v) noexcept {
-  host_op* op = reinterpret_cast<host_op*>(v.token);
+WEFT_HOST_DEVICE inline void mailbox_write_result(const mailbox& m, std::uint64_t c, const completion_view& v,
+                                                  host_op* op) noexcept {
   if (v.inline_bytes != 0 && op->inline_dst != nullptr) mailbox_copy_inline(m, c, v.inline_bytes, op->inline_dst);
   op->value = v.value;
   op->error = static_cast<errc>(v.error);
+}
+WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const mailbox& m, std::uint64_t c,
+                                                           const completion_view& v) noexcept {
+  host_op* op = reinterpret_cast<host_op*>(v.token);
+  mailbox_write_result(m, c, v, op);
   task_header* t = op->task;
   // Its acq_rel RMW publishes the writes above to the task's next runner.
   return wake_needs_queue(t) ? t : nullptr;
+}
+
+// A poster that waits for its own request `own` in place, holding the drain duty (the
+// GPU's await_in_place, executor/weft/executor/device_io.hpp): delivers the completions
+// from *next on that are there, in order, at most `max` of them (each is one more PCIe
+// round trip on the GPU: a lane alone must not drain a burst), and stops after its own. Its own answer is
+// written into `own` with no wake: its task is RUNNING and will not park for it (a wake
+// would leave SCHEDULED set with nobody to queue it, or queue it twice). Every other
+// task that must be queued is passed to queue(t). Returns how many were delivered
+// (*next moves past them; the caller retires them); *own_done when its own was one.
+// mailbox_deliver_to_waiter delivers one completion so.
+template <class Queue>
+WEFT_HOST_DEVICE inline void mailbox_deliver_to_waiter(const mailbox& m, std::uint64_t c, const completion_view& v,
+                                                       host_op* own, bool* own_done, bool* read_inline,
+                                                       Queue&& queue) noexcept {
+  *read_inline = *read_inline || v.inline_bytes != 0;
+  if (reinterpret_cast<host_op*>(v.token) == own) {
+    mailbox_write_result(m, c, v, own);
+    *own_done = true;
+  } else if (task_header* t = mailbox_deliver_result(m, c, v)) {
+    queue(t);
+  }
+}
+template <class Queue>
+WEFT_HOST_DEVICE inline std::uint32_t mailbox_drain_until_own(mailbox& m, std::uint64_t* next, host_op* own,
+                                                             std::uint32_t max, bool* own_done, bool* read_inline,
+                                                             Queue&& queue) noexcept {
+  std::uint32_t n = 0;
+  completion_view v;
+  while (!*own_done && n < max && mailbox_read_completion(m, *next, &v)) {
+    mailbox_deliver_to_waiter(m, *next, v, own, own_done, read_inline, queue);
+    ++*next;
+    ++n;
+  }
+  return n;
 }
 
 // After delivering [comp_next, end): hands the slots back to the reactor (see step 2

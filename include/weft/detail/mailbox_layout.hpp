@@ -115,28 +115,34 @@ struct host_op {
   errc error{};
 };
 
+// The words are grouped by who writes them, each group on its own 128-byte line: a
+// line that takes atomics is not cached in L1 (a write or atomic from an SM drops the
+// line there), and the L2 serves it behind the atomics queued on it. So the constants,
+// read on every request's path, share no line with a word that changes.
 struct mailbox {
-  std::uint64_t req_tail;
-  std::uint64_t head_seen;
-  std::uint64_t comp_next;
-  std::uint64_t waiters;   // host_op* of the stack's top, 0 when empty
-  std::uint32_t inflight;
-  std::uint32_t drain_lock;  // the GPU: 1 while a warp holds the drain duty (one drainer at a time)
-  host_op* backlog_head;   // the drainer's own FIFO of waiters not yet published
-  host_op* backlog_tail;
-  // The GPU only (null on the host backend): a bounded MPMC ring of host_op* (device
-  // memory) where requests that found the request ring full wait, so the drainer
-  // publishes them 32 at a time (one claim, one slot per lane). When it is full too,
-  // the waiters stack above takes them.
-  exec::inject_shard* overflow;
+  // Constants (make_mailbox). Copies of the shared block's constant fields: reading them
+  // there would cost the GPU a PCIe round trip each time.
   mailbox_shared* shared;
-  // Copies of the shared block's constant fields: reading them there would cost the GPU
-  // a PCIe round trip each time. make_mailbox fills them.
   request_slot* slots;
   std::uint64_t* comp_words;
   std::uint64_t* comp_data;
+  // The GPU only (null on the host backend): a bounded MPMC ring of host_op* (device
+  // memory) where requests that found the request ring full wait, so the drainer
+  // publishes them 32 at a time (one claim, one slot per lane). When it is full too,
+  // the waiters stack below takes them.
+  exec::inject_shard* overflow;
   std::uint32_t req_capacity;
   std::uint32_t comp_capacity;
+  // The posters' words.
+  alignas(128) std::uint64_t req_tail;
+  std::uint64_t head_seen;
+  std::uint64_t waiters;  // host_op* of the stack's top, 0 when empty
+  alignas(128) std::uint32_t inflight;
+  // The drainer's words.
+  alignas(128) std::uint32_t drain_lock;  // the GPU: 1 while a warp holds the drain duty (one drainer at a time)
+  std::uint64_t comp_next;
+  host_op* backlog_head;  // the drainer's own FIFO of waiters not yet published
+  host_op* backlog_tail;
 };
 
 inline mailbox make_mailbox(mailbox_shared* sh) noexcept {
