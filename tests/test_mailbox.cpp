@@ -235,3 +235,28 @@ TEST_CASE("a task waiting in place takes its own answer without a wake and queue
     for (std::size_t k = 0; k < others.size(); ++k) REQUIRE(queued[k] == rounds / 4 * (3 - k));
   }
 }
+
+// The lone poster's claim (the GPU's task calling the host again and again): one CAS on
+// the ticket after its last claim, refused when someone claimed in between or when its
+// remembered head says the ring may be full, so it never takes a slot the reactor has
+// not copied out.
+TEST_CASE("a hinted claim takes the expected ticket only while nobody claimed and the ring has room", "[mailbox]") {
+  namespace d = weft::detail;
+  ring r(4);
+  std::uint64_t t = 0, head = 99;
+  REQUIRE(d::mailbox_claim(r.m, 1, &t, &head) == 1);
+  REQUIRE(t == 0);
+  REQUIRE(head == 0);
+  REQUIRE(d::mailbox_claim_hinted(r.m, {1, head}));        // ticket 1
+  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {1, head}));  // taken: tail is 2
+  REQUIRE(d::mailbox_claim_hinted(r.m, {2, head}));
+  REQUIRE(d::mailbox_claim_hinted(r.m, {3, head}));
+  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {4, head}));  // 4 slots from head 0: full
+  REQUIRE(r.m.req_tail == 4);                             // the refusal claimed nothing
+  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {1, 3}));     // a hint older than its head
+  system_atomic<std::uint64_t>(r.sh.req_head).store(2, weft::detail::mo_release);  // the reactor copied 0 and 1
+  REQUIRE(d::mailbox_claim_hinted(r.m, {4, 2}));           // a newer head makes room
+  REQUIRE(d::mailbox_claim(r.m, 1, &t, &head) == 1);       // the usual claim reads req_head when full-looking
+  REQUIRE(t == 5);
+  REQUIRE(head == 2);
+}

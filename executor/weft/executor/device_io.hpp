@@ -297,6 +297,22 @@ struct other_work_probe {
   }
 };
 
+// The first read's timing. A read goes out at once after the post and is served behind
+// the post's own writes; when the reactor has not answered by then, the answer costs a
+// second read, a whole PCIe round trip (~1.6 us on an H200) more. A task calling the host
+// in a loop falls into one of the two steadily (its calls keep the same phase): on one
+// GPU machine runs of the same binary gave 4.7 or 6.3 us per round trip, by process. So
+// each warp keeps a delay before its first read (staging_area::in_place_delay, cycles):
+// up by in_place_delay_step when that read came too early, down by in_place_delay_down
+// when it found the answer, so it settles just past the reactor's answer and misses
+// about once per step/down calls.
+inline constexpr std::uint32_t in_place_delay_step = 256, in_place_delay_down = 8, in_place_delay_max = 4096;
+__device__ inline void wait_cycles(std::uint32_t n) noexcept {
+  const long long until = clock64() + n;
+  while (n != 0 && clock64() < until) {
+  }
+}
+
 // The waiter, after its post (holding the duty: begin_take_drain): polls until its
 // answer is in `own` (true: the task goes on without parking) or it gives up (false:
 // the task parks; a later drainer delivers the answer). A request that found the ring
@@ -319,8 +335,15 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
     const std::uint64_t guess = st.in_place_box == &m ? st.in_place_next : ~std::uint64_t{0};
     first = next = m.comp_next;  // the duty holder's word (after the publication's fence)
     detail::completion_view v;
-    if (guess != ~std::uint64_t{0} && detail::mailbox_read_completion(m, guess, &v) && guess == first) {
-      detail::mailbox_deliver_to_waiter(m, next++, v, own, &done, &read_inline, queue);
+    if (guess != ~std::uint64_t{0}) {
+      wait_cycles(st.in_place_delay);  // see in_place_delay_step
+      const bool there = detail::mailbox_read_completion(m, guess, &v);
+      if (guess == first && there) {
+        detail::mailbox_deliver_to_waiter(m, next++, v, own, &done, &read_inline, queue);
+        st.in_place_delay = st.in_place_delay > in_place_delay_down ? st.in_place_delay - in_place_delay_down : 0;
+      } else if (guess == first) {
+        st.in_place_delay = min(st.in_place_delay + in_place_delay_step, in_place_delay_max);
+      }
     }
     for (std::uint32_t poll = 0; poll < in_place_polls && !done; ++poll) {
       const other_work_probe probe(d, home);

@@ -128,6 +128,10 @@ struct staging_area {
   std::uint32_t batch_lanes;  // bit i: lane i runs a task in this batch (device_io.hpp: in place)
   detail::mailbox* in_place_box;  // where this warp's last in-place wait was, and the
   std::uint64_t in_place_next;    // comp_next it left there (device_io.hpp: await_in_place)
+  std::uint32_t in_place_delay;   // cycles before an in-place wait's first read (device_io.hpp)
+  detail::mailbox* claim_box;     // a lone task's last claim here (weft/detail/mailbox.hpp:
+  std::uint64_t claim_next;       //   claim_hint): the ticket after it, and the head
+  std::uint64_t claim_head;       //   acquired then
   detail::task_header* slots[staging_capacity];
   detail::bulk_job* bulk_jobs[WEFT_WARP_SIZE];  // one per lane at most: posting parks the task
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)

@@ -86,6 +86,8 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, 5) we
     staging_of_this_warp().bulk_count = 0;
     staging_of_this_warp().batch_lanes = 0;
     staging_of_this_warp().in_place_box = nullptr;
+    staging_of_this_warp().claim_box = nullptr;
+    staging_of_this_warp().in_place_delay = 0;
   }
   __syncthreads();
   const lane_ids id = current_lane_ids();

@@ -33,8 +33,9 @@ namespace weft::detail {
 // Warp-aggregated post: one claim per group of lanes posting to the same mailbox. The
 // lanes that get no ring slot wait in the overflow ring (one claim for all of them), or
 // on the waiters stack when that is full too. True: this lane's request went into a
-// ring slot (published); false: it waits for one.
-__device__ inline bool device_post(mailbox& m, host_op* op) noexcept {
+// ring slot (published); false: it waits for one. A lane `alone` in its warp claims
+// with the warp's hint (staging_area::claim_*: one CAS when nobody claimed since).
+__device__ inline bool device_post(mailbox& m, host_op* op, bool alone) noexcept {
   const unsigned active = __activemask();
   const unsigned group = __match_any_sync(active, reinterpret_cast<unsigned long long>(&m));
   const unsigned lane = exec::current_lane_ids().lane;
@@ -48,7 +49,19 @@ __device__ inline bool device_post(mailbox& m, host_op* op) noexcept {
   if (lane == leader) {
     device_atomic<std::uint32_t>(m.inflight).fetch_add(size, mo_relaxed);
     std::uint64_t t = 0;
-    got = mailbox_claim(m, size, &t);
+    exec::staging_area& st = exec::staging_of_this_warp();
+    if (alone && st.claim_box == &m && mailbox_claim_hinted(m, {st.claim_next, st.claim_head})) {
+      t = st.claim_next;
+      got = 1;
+    } else {
+      std::uint64_t head = 0;
+      got = mailbox_claim(m, size, &t, &head);
+      if (got != 0) st.claim_head = head;
+    }
+    if (alone) {
+      st.claim_box = &m;
+      st.claim_next = t + got;
+    }
     ticket = t;
     if (got < size) spill = overflow.claim_push(size - got);  // ~0: no room there either
   }
@@ -79,7 +92,7 @@ WEFT_HOST_DEVICE inline errc post_request(host_op& op, bool* answered) noexcept 
   const exec::lane_ids id = exec::current_lane_ids();
   const bool alone = exec::alone_in_warp(id);
   const std::uint32_t was = alone ? exec::begin_take_drain(m) : 1u;  // before the post: see there
-  const bool published = device_post(m, &op);
+  const bool published = device_post(m, &op, alone);
   if (alone && was == 0) *answered = exec::await_in_place(*exec::g_device_sched, m, &op, id, published);
 #else
   io_link* io = current_io();

@@ -77,8 +77,10 @@ namespace weft::detail {
 // ---------------------------------------------------------------- producer side
 
 // Claims up to `want` consecutive tickets; returns how many (0: the ring is full) and
-// the first in *ticket. Any thread may call it; the GPU calls it once per warp.
-WEFT_HOST_DEVICE inline std::uint32_t mailbox_claim(mailbox& m, std::uint32_t want, std::uint64_t* ticket) noexcept {
+// the first in *ticket, and in *head_out the head it acquired (see claim_hint). Any
+// thread may call it; the GPU calls it once per warp.
+WEFT_HOST_DEVICE inline std::uint32_t mailbox_claim(mailbox& m, std::uint32_t want, std::uint64_t* ticket,
+                                                    std::uint64_t* head_out = nullptr) noexcept {
   device_atomic<std::uint64_t> tail(m.req_tail), seen(m.head_seen);
   const std::uint64_t cap = m.req_capacity;
   std::uint64_t t = tail.load(mo_relaxed);
@@ -110,9 +112,30 @@ WEFT_HOST_DEVICE inline std::uint32_t mailbox_claim(mailbox& m, std::uint32_t wa
     // acquires above.
     if (tail.compare_exchange_weak(t, t + got, mo_relaxed, mo_relaxed)) {
       *ticket = t;
+      if (head_out != nullptr) *head_out = head;
       return got;
     }
   }
+}
+
+// What a poster knows after its last claim on a mailbox: the ticket after its own, and
+// the head it had acquired then (head_seen and req_head only grow, so an old value is a
+// safe lower bound on the reactor's progress).
+struct claim_hint {
+  std::uint64_t next_ticket;
+  std::uint64_t head;
+};
+
+// One ticket with a single CAS and no load before it, for a poster that expects nobody
+// has claimed since its last claim (the GPU's lone task calling the host again and
+// again). The slot is free when next_ticket - head < capacity: the acquire that read
+// `head` came earlier in this thread, so the reactor's copy of the slot's last request
+// happens-before our writes. False (someone claimed in between, or the ring may be
+// full): claim as usual.
+WEFT_HOST_DEVICE inline bool mailbox_claim_hinted(mailbox& m, const claim_hint& h) noexcept {
+  if (h.next_ticket - h.head >= m.req_capacity) return false;  // also when head > next_ticket: stale
+  std::uint64_t t = h.next_ticket;
+  return device_atomic<std::uint64_t>(m.req_tail).compare_exchange_strong(t, t + 1, mo_relaxed, mo_relaxed);
 }
 
 // What a publication reads before its stores (the request, where its inline bytes are,
