@@ -303,9 +303,10 @@ struct other_work_probe {
 // in a loop falls into one of the two steadily (its calls keep the same phase): on one
 // GPU machine runs of the same binary gave 4.7 or 6.3 us per round trip, by process. So
 // each warp keeps a delay before its first read (staging_area::in_place_delay, cycles):
-// up by in_place_delay_step when that read came too early, down by in_place_delay_down
-// when it found the answer, so it settles just past the reactor's answer and misses
-// about once per step/down calls.
+// up by in_place_delay_step when that read came too early and the next one found the
+// answer (a request that takes longer is slow, not out of phase, and moves nothing),
+// down by in_place_delay_down when it found the answer, so it settles just past the
+// reactor's answer and misses about once per step/down calls.
 inline constexpr std::uint32_t in_place_delay_step = 256, in_place_delay_down = 8, in_place_delay_max = 4096;
 __device__ inline void wait_cycles(std::uint32_t n) noexcept {
   const long long until = clock64() + n;
@@ -335,19 +336,22 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
     const std::uint64_t guess = st.in_place_box == &m ? st.in_place_next : ~std::uint64_t{0};
     first = next = m.comp_next;  // the duty holder's word (after the publication's fence)
     detail::completion_view v;
+    bool early = false;  // the first read came back before the answer
     if (guess != ~std::uint64_t{0}) {
       wait_cycles(st.in_place_delay);  // see in_place_delay_step
       const bool there = detail::mailbox_read_completion(m, guess, &v);
       if (guess == first && there) {
         detail::mailbox_deliver_to_waiter(m, next++, v, own, &done, &read_inline, queue);
         st.in_place_delay = st.in_place_delay > in_place_delay_down ? st.in_place_delay - in_place_delay_down : 0;
-      } else if (guess == first) {
-        st.in_place_delay = min(st.in_place_delay + in_place_delay_step, in_place_delay_max);
+      } else {
+        early = guess == first;
       }
     }
     for (std::uint32_t poll = 0; poll < in_place_polls && !done; ++poll) {
       const other_work_probe probe(d, home);
       detail::mailbox_drain_until_own(m, &next, own, in_place_batch, &done, &read_inline, queue);
+      if (done && early && poll == 0)  // just missed: a phase to move, not a slow request
+        st.in_place_delay = min(st.in_place_delay + in_place_delay_step, in_place_delay_max);
       if (!done && probe.busy(st)) break;
     }
     if (next != first) detail::mailbox_retire(m, next, next - first, read_inline);
