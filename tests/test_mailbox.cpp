@@ -60,6 +60,14 @@ std::uint64_t consume(ring& r, std::uint64_t& head, std::vector<int>& seen, std:
   return took;
 }
 
+// The reactor's side of the completion ring (as in src/reactor.cpp, flush): waits until
+// the drainer has handed slot c % capacity back, then writes completion c there.
+void write_when_free(ring& r, std::uint64_t c, const weft::detail::completion& q) {
+  while (system_atomic<std::uint64_t>(r.sh.comp_head).load(weft::detail::mo_acquire) + r.sh.comp_capacity <= c)
+    std::this_thread::yield();
+  weft::detail::mailbox_write_completion(r.sh, c, q);
+}
+
 }  // namespace
 
 TEST_CASE("every request posted through a 4-slot ring is taken exactly once, untorn, with waiters published",
@@ -141,14 +149,13 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
     auto bytes_of = [](std::uint64_t c) { return std::uint32_t(c % (d::completion_inline_bytes + 1)); };
     std::thread writer([&] {
       for (std::uint64_t c = 0; c < total; ++c) {
-        while (system_atomic<std::uint64_t>(r.sh.comp_head).load(d::mo_acquire) + cap <= c) std::this_thread::yield();
         d::completion q{};
         q.token = reinterpret_cast<std::uint64_t>(&ops[c % ops.size()]);
         q.value = c * 0x9e3779b97f4a7c15ull;
         q.error = std::uint32_t(c % 7);
         q.inline_bytes = bytes_of(c);
         for (std::uint32_t b = 0; b < q.inline_bytes; ++b) q.data[b] = static_cast<unsigned char>(c + b);
-        d::mailbox_write_completion(r.sh, c, q);
+        write_when_free(r, c, q);
       }
     });
     std::uint64_t next = 0, wrong = 0, empty_polls = 0;
@@ -200,12 +207,11 @@ TEST_CASE("a task waiting in place takes its own answer without a wake and queue
       std::uint64_t c = 0;
       for (std::uint32_t round = 0; round < rounds; ++round) {
         for (std::uint32_t k = 0; k <= round % 4; ++k, ++c) {
-          while (system_atomic<std::uint64_t>(r.sh.comp_head).load(d::mo_acquire) + cap <= c) std::this_thread::yield();
           d::completion q{};
           const bool last = k == round % 4;
           q.token = reinterpret_cast<std::uint64_t>(last ? &own : &others[k]);
           q.value = last ? round : std::uint64_t(round) << 8 | k;
-          d::mailbox_write_completion(r.sh, c, q);
+          write_when_free(r, c, q);
         }
       }
     });

@@ -200,11 +200,6 @@ __device__ inline mailbox* device_mailbox_for(opcode op) noexcept {
   return &io.boxes[mailbox_for(io, op, exec::current_lane_ids().worker)];
 }
 
-__device__ inline io_link* device_current_io() noexcept {
-  exec::device_sched* d = exec::g_device_sched;
-  return d != nullptr && d->io.count != 0 ? &d->io : nullptr;
-}
-__device__ inline std::uint32_t device_current_worker() noexcept { return exec::current_lane_ids().worker; }
 
 __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark = exec::device_frames::live_frame) noexcept {
   if (exec::device_sched* d = exec::g_device_sched) {

@@ -128,7 +128,7 @@ class host_executor {
 
   weft::frame_allocator* frame_allocator() noexcept { return allocator_; }
   // The mailboxes to the host reactor (set by the runtime before any task runs; the
-  // reactor outlives the workers). Tasks reach them through detail::current_io().
+  // reactor outlives the workers). Tasks reach them through detail::current_mailbox().
   void set_io(detail::io_link l) noexcept { io_ = l; }
   detail::io_link* io() noexcept { return io_.count != 0 ? &io_ : nullptr; }
   unsigned worker_count() const noexcept { return static_cast<unsigned>(workers_.size()); }

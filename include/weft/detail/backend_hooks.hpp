@@ -109,20 +109,15 @@ WEFT_HOST_DEVICE inline errc schedule_at(task_header* t, std::uint64_t deadline_
 #endif
 }
 
-// The mailboxes to the host reactor of the executor running the caller (nullptr
-// outside a runtime, or in a run_inline kernel), and the caller's worker index.
-WEFT_HOST_DEVICE inline io_link* current_io() noexcept {
+// The mailbox to the host reactor that a request with opcode `op` from the caller goes
+// to (mailbox_for: net requests to mailbox 0, the others spread by worker), or nullptr
+// outside a runtime or in a run_inline kernel.
+WEFT_HOST_DEVICE inline mailbox* current_mailbox(opcode op) noexcept {
 #if WEFT_DEVICE_PASS
-  return device_current_io();
+  return device_mailbox_for(op);
 #else
-  return host_current_io();
-#endif
-}
-WEFT_HOST_DEVICE inline std::uint32_t current_worker() noexcept {
-#if WEFT_DEVICE_PASS
-  return device_current_worker();
-#else
-  return host_current_worker();
+  io_link* io = host_current_io();
+  return io != nullptr ? &io->boxes[mailbox_for(*io, op, host_current_worker())] : nullptr;
 #endif
 }
 

@@ -85,19 +85,16 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone) noexcept
 WEFT_HOST_DEVICE inline errc post_request(host_op& op, bool* answered) noexcept {
   *answered = false;
   op.req.token = reinterpret_cast<std::uint64_t>(&op);
-#if WEFT_DEVICE_PASS
-  mailbox* box = device_mailbox_for(op.req.op);
+  mailbox* box = current_mailbox(op.req.op);
   if (box == nullptr) return errc::backend_unavailable;
   mailbox& m = *box;
+#if WEFT_DEVICE_PASS
   const exec::lane_ids id = exec::current_lane_ids();
   const bool alone = exec::alone_in_warp(id);
   const std::uint32_t was = alone ? exec::begin_take_drain(m) : 1u;  // before the post: see there
   const bool published = device_post(m, &op, alone);
   if (alone && was == 0) *answered = exec::await_in_place(*exec::g_device_sched, m, &op, id, published);
 #else
-  io_link* io = current_io();
-  if (io == nullptr) return errc::backend_unavailable;
-  mailbox& m = io->boxes[mailbox_for(*io, op.req.op, current_worker())];
   device_atomic<std::uint32_t>(m.inflight).fetch_add(1, mo_relaxed);
   mailbox_post_one(m, &op);
 #endif
