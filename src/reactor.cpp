@@ -220,21 +220,17 @@ void reactor_thread::complete(std::uint64_t token, std::uint64_t value, errc e, 
 
 // Step 1: copies out every published request in ticket order, dispatching each.
 bool reactor_thread::take_requests() noexcept {
-  // Relaxed: the doorbell only says that something moved; each slot's seq is acquired
-  // below. Racing producers' doorbell stores may land out of order, and a slot's seq
-  // after its doorbell (mailbox_publish): so the next slot's own seq is looked at too
-  // (a line in host memory, as cheap as the doorbell's). The scan takes slots in
+  // Relaxed: the doorbell only says that something moved; each slot's words are
+  // acquired below. Racing producers' doorbell stores may land out of order, and a
+  // slot's words after its doorbell (mailbox_publish): so word 0 of the next slot is
+  // looked at too (a line in host memory, as cheap as the doorbell's). The scan takes slots in
   // ticket order and stops at the first unpublished one, so that one slot decides
   // whether a scan can take anything: a published request is never left waiting for
   // a later doorbell or an idle sleep's rescan.
   const std::uint64_t bell = system_atomic<std::uint64_t>(sh_->doorbell).load(detail::mo_relaxed);
-  if (bell == doorbell_seen_ && !rescan_ &&
-      system_atomic<std::uint64_t>(sh_->slots[head_ & (sh_->req_capacity - 1)].seq).load(detail::mo_relaxed) !=
-          head_ + 1)
-    return false;
+  if (bell == doorbell_seen_ && !rescan_ && !detail::mailbox_request_landed(*sh_, head_)) return false;
   doorbell_seen_ = bell;
   rescan_ = false;
-  const std::uint64_t mask = sh_->req_capacity - 1;
   std::uint64_t taken = 0;
   for (;;) {
     // Backpressure: with a completion ring's worth of answers queued, take no more
@@ -243,12 +239,11 @@ bool reactor_thread::take_requests() noexcept {
       rescan_ = true;
       break;
     }
-    detail::request_slot& s = sh_->slots[head_ & mask];
-    // Acquire: the producer's slot writes happen-before our copies (its release on seq).
-    if (system_atomic<std::uint64_t>(s.seq).load(detail::mo_acquire) != head_ + 1) break;
-    const detail::request q = s.req;
+    // All of ticket head_'s words, acquired (mailbox_take_request); a slot whose words
+    // have not all landed is taken on a later trip (word 0 tells the check above).
+    detail::request q;
     unsigned char data[detail::request_inline_bytes];
-    std::memcpy(data, s.data, std::min<std::uint32_t>(q.inline_bytes, sizeof data));
+    if (!detail::mailbox_take_request(*sh_, head_, &q, data)) break;
     ++head_;
     ++taken;
     ++outstanding_;

@@ -41,17 +41,22 @@ struct ring {
   }
 };
 
+// The bytes a test request carries inline: a pattern of its token, of its own length
+// (0 to a full slot's 184 bytes, so that laps of one slot leave data words of every age).
+std::uint32_t inline_len(std::uint64_t token) { return std::uint32_t(token % (weft::detail::request_inline_bytes + 1)); }
+unsigned char inline_byte(std::uint64_t token, std::uint32_t b) { return static_cast<unsigned char>(token * 31 + b); }
+
 // The reactor's side of the request ring (as in src/reactor.cpp): copy out in ticket
 // order, then free the slots with one store of req_head.
 std::uint64_t consume(ring& r, std::uint64_t& head, std::vector<int>& seen, std::atomic<int>& torn) {
   std::uint64_t took = 0;
   for (;;) {
-    request_slot& s = r.slots[head & (r.sh.req_capacity - 1)];
-    if (system_atomic<std::uint64_t>(s.seq).load(weft::detail::mo_acquire) != head + 1) break;
-    const weft::detail::request q = s.req;
-    std::uint64_t inline_word = 0;
-    std::memcpy(&inline_word, s.data, 8);
-    if (q.args[1] != (q.token ^ 0x5a5a5a5a5a5aull) || inline_word != q.token * 3) torn.fetch_add(1);
+    weft::detail::request q;
+    unsigned char data[weft::detail::request_inline_bytes];
+    if (!weft::detail::mailbox_take_request(r.sh, head, &q, data)) break;
+    bool ok = q.args[1] == (q.token ^ 0x5a5a5a5a5a5aull) && q.inline_bytes == inline_len(q.token);
+    for (std::uint32_t b = 0; ok && b < q.inline_bytes; ++b) ok = data[b] == inline_byte(q.token, b);
+    if (!ok) torn.fetch_add(1);
     ++seen.at(q.token);
     ++head;
     ++took;
@@ -76,14 +81,15 @@ TEST_CASE("every request posted through a 4-slot ring is taken exactly once, unt
     ring r(cap);
     const int producers = 4, per = 20000, total = producers * per;
     std::vector<host_op> ops(total);
-    std::vector<std::uint64_t> words(total);
+    std::vector<std::array<unsigned char, weft::detail::request_inline_bytes>> bytes(total);
     for (int i = 0; i < total; ++i) {
-      words[i] = std::uint64_t(i) * 3;
+      const auto token = std::uint64_t(i);
+      for (std::uint32_t b = 0; b < inline_len(token); ++b) bytes[i][b] = inline_byte(token, b);
       ops[i].req.op = weft::detail::opcode::nop;
-      ops[i].req.token = std::uint64_t(i);
-      ops[i].req.args[1] = std::uint64_t(i) ^ 0x5a5a5a5a5a5aull;
-      ops[i].req.inline_bytes = 8;
-      ops[i].inline_src = &words[i];
+      ops[i].req.token = token;
+      ops[i].req.args[1] = token ^ 0x5a5a5a5a5a5aull;
+      ops[i].req.inline_bytes = inline_len(token);
+      ops[i].inline_src = bytes[i].data();
     }
     std::atomic<int> done_producers{0}, torn{0};
     std::atomic<std::uint64_t> waited{0};
@@ -97,7 +103,9 @@ TEST_CASE("every request posted through a 4-slot ring is taken exactly once, unt
           std::uint64_t t = 0;
           const std::uint32_t got = weft::detail::mailbox_claim(r.m, std::uint32_t(k), &t);
           for (int j = 0; j < k; ++j) {
-            if (std::uint32_t(j) < got) weft::detail::mailbox_publish(r.m, t + j, ops[i + j]);
+            // Half without the release fence (a GPU poster that takes its own answer).
+            if (std::uint32_t(j) < got)
+              weft::detail::mailbox_publish(weft::detail::mailbox_stage(r.m, ops[i + j]), t + j, (i + j) % 2 == 0);
             else {
               weft::detail::mailbox_wait_for_space(r.m, &ops[i + j]);
               waited.fetch_add(1);
@@ -265,4 +273,93 @@ TEST_CASE("a hinted claim takes the expected ticket only while nobody claimed an
   REQUIRE(d::mailbox_claim(r.m, 1, &t, &head) == 1);       // the usual claim reads req_head when full-looking
   REQUIRE(t == 5);
   REQUIRE(head == 2);
+}
+
+TEST_CASE("a request is taken only once every one of its words has landed, and its inline data is cleared then",
+          "[mailbox]") {
+  namespace d = weft::detail;
+  ring r(2);
+  host_op op{};
+  const char text[] = "hello, reactor";
+  op.req.op = d::opcode::print;
+  op.req.token = 0x1234567890abcdefull;
+  op.req.args[0] = 0xfeedfacecafebeefull;
+  op.req.args[1] = sizeof text;
+  op.req.args[5] = ~0ull;
+  op.req.inline_bytes = sizeof text;
+  op.inline_src = text;
+  // Publish ticket 0 elsewhere, then copy its words in one at a time, word 0 first (the
+  // order the reactor may see them in: the flags, not the order, decide).
+  ring scratch(2);
+  d::mailbox_publish(d::mailbox_stage(scratch.m, op), 0, false);
+  const std::uint32_t words = d::request_header_words + (op.req.inline_bytes + 3) / 4;
+  d::request q;
+  unsigned char data[d::request_inline_bytes];
+  for (std::uint32_t j = 0; j < words; ++j) {
+    REQUIRE_FALSE(d::mailbox_take_request(r.sh, 0, &q, data));
+    r.slots[0].words[j] = scratch.slots[0].words[j];
+    CHECK(d::mailbox_request_landed(r.sh, 0));
+  }
+  REQUIRE(d::mailbox_take_request(r.sh, 0, &q, data));
+  CHECK(q.op == d::opcode::print);
+  CHECK(q.token == op.req.token);
+  CHECK(q.args[0] == op.req.args[0]);
+  CHECK(q.args[5] == op.req.args[5]);
+  CHECK(q.inline_bytes == sizeof text);
+  CHECK(std::memcmp(data, text, sizeof text) == 0);
+  for (std::uint32_t j = d::request_header_words; j < words; ++j) CHECK(r.slots[0].words[j] == 0);
+  CHECK_FALSE(d::mailbox_take_request(r.sh, 2, &q, data));  // the slot's next lap: other flags
+}
+
+TEST_CASE("a request header naming more inline bytes than a slot holds comes back as an unknown opcode",
+          "[mailbox]") {
+  namespace d = weft::detail;
+  ring r(2);
+  for (std::uint32_t j = 0; j < 64; ++j) r.slots[1].words[j] = d::ll_word(0, d::ll_flag(1));
+  r.slots[1].words[0] = d::ll_word(std::uint32_t(d::opcode::write) | (d::request_inline_bytes + 4) << 16, d::ll_flag(1));
+  d::request q;
+  unsigned char data[d::request_inline_bytes];
+  REQUIRE(d::mailbox_take_request(r.sh, 1, &q, data));
+  CHECK(static_cast<std::uint32_t>(q.op) == 0xffffu);  // the reactor fails it with invalid_argument
+  CHECK(q.inline_bytes == 0);
+}
+
+TEST_CASE("LL flags are never 0 and differ between laps of a slot, across the 32-bit wrap", "[mailbox]") {
+  namespace d = weft::detail;
+  const std::uint64_t m32 = 0xffffffffull;
+  for (std::uint64_t base : {std::uint64_t{0}, m32 - 3, m32 * 2 - 2, (m32 << 32) - 5, ~std::uint64_t{0} - 70})
+    for (std::uint64_t t = base; t < base + 64 && t >= base; ++t) {
+      INFO("ticket " << t);
+      REQUIRE(d::ll_flag(t) != 0);
+      for (std::uint64_t n : {std::uint64_t{2}, std::uint64_t{4}, std::uint64_t{1024}, std::uint64_t{1} << 31})
+        if (t + n > t) REQUIRE(d::ll_flag(t) != d::ll_flag(t + n));
+      REQUIRE(d::ll_flag(t) != d::ll_flag(t + 1));
+    }
+}
+
+TEST_CASE("only requests that send or fill task memory by address need the publication's release", "[mailbox]") {
+  namespace d = weft::detail;
+  d::request q{};
+  const auto with = [&](d::opcode op, std::uint64_t n, std::uint32_t inline_bytes, unsigned len_arg) {
+    q = {};
+    q.op = op;
+    q.args[len_arg] = n;
+    q.inline_bytes = inline_bytes;
+    return d::request_touches_task_memory(q);
+  };
+  CHECK_FALSE(with(d::opcode::host_call, 3, 0, 0));
+  CHECK_FALSE(with(d::opcode::close, 0, 0, 0));
+  CHECK_FALSE(with(d::opcode::sleep, 1000, 0, 0));
+  CHECK_FALSE(with(d::opcode::read, 64, 0, 2));  // the answer's inline bytes
+  CHECK(with(d::opcode::read, 4096, 0, 2));      // into the buffer
+  CHECK_FALSE(with(d::opcode::recv, 64, 0, 2));
+  CHECK(with(d::opcode::recv, 1000, 0, 2));
+  CHECK_FALSE(with(d::opcode::write, 64, 64, 2));  // inline
+  CHECK(with(d::opcode::write, 4096, 0, 2));       // by address
+  CHECK_FALSE(with(d::opcode::send, 64, 64, 2));
+  CHECK(with(d::opcode::send, 1000, 0, 2));
+  CHECK_FALSE(with(d::opcode::open, 10, 10, 3));
+  CHECK(with(d::opcode::open, 300, 0, 3));
+  CHECK_FALSE(with(d::opcode::print, 5, 5, 1));
+  CHECK(with(d::opcode::print, 500, 0, 1));
 }

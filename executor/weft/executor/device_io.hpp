@@ -275,8 +275,8 @@ __device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
 // await_in_place after the post). Taken before the post, the duty makes the answer the
 // lane's own: no other drainer can deliver it. A relaxed exchange with no load first: its
 // round trip overlaps the post's claim instead of coming before it, and its acquire is
-// the acq_rel fence of the post's publication (mailbox_publish), which comes before the
-// waiter reads any drainer word. No load first: a lane alone rarely meets a holder.
+// the fence at the top of await_in_place, before the waiter reads any drainer word. No
+// load first: a lane alone rarely meets a holder.
 __device__ inline std::uint32_t begin_take_drain(detail::mailbox& m) noexcept {
   return detail::device_atomic<std::uint32_t>(m.drain_lock).exchange(1, detail::mo_relaxed);
 }
@@ -327,6 +327,11 @@ __device__ inline void wait_cycles(std::uint32_t n) noexcept {
 // tie the words read to that index; only comp_next says it is the next to deliver).
 __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detail::host_op* own, const lane_ids& id,
                                       bool published) noexcept {
+  // The acquire of the duty's relaxed exchange (begin_take_drain): the last holder's
+  // words (comp_next, the completions it delivered) before this waiter's reads of them.
+  // Device scope, after the publication: it waits while the request is on its way to
+  // the host, which the first read's delay waits for anyway.
+  detail::fence_device_acquire();
   staging_area& st = staging_of_this_warp();
   std::uint64_t next = 0, first = 0;
   bool done = false, read_inline = false;
@@ -334,7 +339,7 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
     const inject_ring home = inject_of(d, id.worker);
     const auto queue = [&](detail::task_header* t) { enqueue_from_lane(d, id, t, /*may_fail=*/false); };
     const std::uint64_t guess = st.in_place_box == &m ? st.in_place_next : ~std::uint64_t{0};
-    first = next = m.comp_next;  // the duty holder's word (after the publication's fence)
+    first = next = m.comp_next;  // the duty holder's word (after the fence above)
     detail::completion_view v;
     bool early = false;  // the first read came back before the answer
     if (guess != ~std::uint64_t{0}) {
@@ -357,10 +362,6 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
     if (next != first) detail::mailbox_retire(m, next, next - first, read_inline);
     st.in_place_box = &m;
     st.in_place_next = next;
-  } else {
-    // No publication, so no fence after the exchange: acquire here, or the release below
-    // would hand the next holder a duty without the last holder's words.
-    detail::fence_device_acquire();
   }
   detail::device_atomic<std::uint32_t>(m.drain_lock).store(0, detail::mo_release);  // see give_back_drain
   return done;

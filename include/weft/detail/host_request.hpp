@@ -35,7 +35,12 @@ namespace weft::detail {
 // on the waiters stack when that is full too. True: this lane's request went into a
 // ring slot (published); false: it waits for one. A lane `alone` in its warp claims
 // with the warp's hint (staging_area::claim_*: one CAS when nobody claimed since).
-__device__ inline bool device_post(mailbox& m, host_op* op, bool alone) noexcept {
+// `own_answer`: the lane holds m's drain duty and will take its own answer (the in-place
+// wait), so a request that sends no task memory is published without the release fence
+// (mailbox_publish): the answer comes back to this thread, or to a drainer that takes
+// the duty after this lane gives it back (the lock's release and acquire then order the
+// host_op's writes before that drainer's reads).
+__device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own_answer) noexcept {
   const unsigned active = __activemask();
   const unsigned group = __match_any_sync(active, reinterpret_cast<unsigned long long>(&m));
   const unsigned lane = exec::current_lane_ids().lane;
@@ -69,7 +74,7 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone) noexcept
   got = __shfl_sync(group, got, leader);
   spill = __shfl_sync(group, spill, leader);
   if (rank < got) {
-    mailbox_publish(staged, ticket + rank);
+    mailbox_publish(staged, ticket + rank, !own_answer || request_touches_task_memory(staged.req));
     return true;
   }
   if (spill != ~0ull) overflow.put(spill + (rank - got), op);
@@ -92,7 +97,9 @@ WEFT_HOST_DEVICE inline errc post_request(host_op& op, bool* answered) noexcept 
   const exec::lane_ids id = exec::current_lane_ids();
   const bool alone = exec::alone_in_warp(id);
   const std::uint32_t was = alone ? exec::begin_take_drain(m) : 1u;  // before the post: see there
-  const bool published = device_post(m, &op, alone);
+  // `was` is first needed at the publication, after the claim: the exchange's round trip
+  // overlaps the claim's.
+  const bool published = device_post(m, &op, alone, was == 0);
   if (alone && was == 0) *answered = exec::await_in_place(*exec::g_device_sched, m, &op, id, published);
 #else
   device_atomic<std::uint32_t>(m.inflight).fetch_add(1, mo_relaxed);

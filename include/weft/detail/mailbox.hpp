@@ -11,9 +11,9 @@
 //   the host backend): the request slots, the completion ring's LL words
 //   (mailbox_layout.hpp), and three words, each on its own 128-byte line:
 //     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
-//                (relaxed; racing producers may store out of order, and a seq may land
-//                after its doorbell). The reactor scans when it changes, and on every
-//                trip also looks at the seq of the slot at its head (the scan takes
+//                (relaxed; racing producers may store out of order, and a slot's words
+//                may land after its doorbell). The reactor scans when it changes, and on
+//                every trip also looks at word 0 of the slot at its head (the scan takes
 //                slots in ticket order, so that slot decides whether it can take
 //                anything): a published request is found on the next trip whatever the
 //                doorbell says. The reactor polls these two lines instead of every slot.
@@ -36,11 +36,13 @@
 // Ownership of a request slot (ticket t, slot t % N)
 //   1. A producer claims t by CAS on req_tail, only while t < head_seen + N (so the
 //      reactor has copied out ticket t - N and the slot is free).
-//   2. It writes the slot's body with plain stores, then seq = t + 1 (release, system
-//      scope: the body is visible to a host thread that acquires seq), then the doorbell.
-//   3. The reactor, at req_head == t, acquires seq; == t + 1 means published. It copies
-//      the body out, and after a batch stores req_head (release, system): the copies
-//      are done before any producer can reuse the slot.
+//   2. It writes the slot as LL words carrying ll_flag(t) (mailbox_layout.hpp), with a
+//      system-scope release fence before them unless it will take its own answer and
+//      sends no task memory (mailbox_publish says why that is safe), then the doorbell.
+//   3. The reactor, at req_head == t, acquires the slot's words; when all carry
+//      ll_flag(t) the request is there. It copies it out, clears the data words, and
+//      after a batch stores req_head (release, system): the copies and clears are done
+//      before any producer can reuse the slot.
 // Ownership of a completion slot (index c, slot c % M)
 //   1. The reactor writes completion c only while its slot is free (c < comp_head + M,
 //      comp_head read with acquire): the inline data's LL words first, then a release
@@ -49,7 +51,7 @@
 //      blocks on the GPU.
 //   2. The drainer reads the header words of comp_next, comp_next + 1, ... (system
 //      scope; independent loads, word 0 last with acquire: it pairs with the reactor's
-//      fence); completion c is there when every word carries completion_flag(c). It reads the inline data words the same way (a word not yet
+//      fence); completion c is there when every word carries ll_flag(c). It reads the inline data words the same way (a word not yet
 //      carrying the flag is read again: the host's fence orders them before the header,
 //      but nothing orders the drainer's loads), writes the result into the host_op (in
 //      the waiting task's frame), wakes the task, and then stores comp_head. Relaxed
@@ -153,24 +155,82 @@ WEFT_HOST_DEVICE inline staged_request mailbox_stage(const mailbox& m, const hos
           std::uint64_t{m.req_capacity} - 1u};
 }
 
-// Writes the request into slot `ticket` and publishes it (step 2 of the slot protocol).
-WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint64_t ticket) noexcept {
-  request_slot& slot = r.slots[ticket & r.mask];
-  slot.req = r.req;
-  for (std::uint32_t i = 0; i < r.req.inline_bytes; ++i) slot.data[i] = r.inline_src[i];
-  // Release at system scope: the body above (and every write before it) is visible to
-  // the reactor thread that acquires seq. An acq_rel fence and a relaxed store, not a
-  // release store: the same one fence also acquires whatever the poster read before it
-  // (the in-place wait's drain duty, taken by a relaxed exchange: device_io.hpp). Then
-  // the doorbell, relaxed: the reactor also looks at its next slot's seq on every trip
-  // (reactor.cpp, step 1), so the order of the two stores does not matter, and a second
-  // system-scope fence (a PCIe round trip on the GPU, on every request's path) is saved.
-  fence_system_acq_rel();
-  system_atomic<std::uint64_t>(slot.seq).store(ticket + 1, mo_relaxed);
+// Writes the request into slot `ticket` as LL words (step 2 of the slot protocol): the
+// data words, then header words 1.., then word 0, each an 8-byte relaxed store carrying
+// ll_flag(ticket). Word 0 goes last only so that a reactor that sees it usually finds
+// the rest landed too; the flags, not the order, make the slot's reading safe.
+// `release`: a system-scope acq_rel fence before the stores. It makes everything the
+// poster wrote before (a buffer the reactor reads, the host_op a later drainer reads)
+// visible to whoever acquires a word of this request, and it acquires what the poster
+// read before it. Only a poster that delivers its own answer and sends no task memory
+// leaves it out (the in-place wait: device_io.hpp); the fence cost ~0.5 us of an H200
+// round trip. Then the doorbell, relaxed: the reactor also looks at its next slot's word
+// 0 on every trip (reactor.cpp, step 1), so the doorbell's order does not matter.
+WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint64_t ticket, bool release = true) noexcept {
+  std::uint64_t* w = r.slots[ticket & r.mask].words;
+  const std::uint32_t flag = ll_flag(ticket);
+  if (release) fence_system_acq_rel();
+  const auto put = [w, flag](std::uint32_t j, std::uint32_t payload) {
+    system_atomic<std::uint64_t>(w[j]).store(ll_word(payload, flag), mo_relaxed);
+  };
+  const std::uint32_t n = r.req.inline_bytes;
+  for (std::uint32_t k = 0; k * 4 < n; ++k) {
+    std::uint32_t part = 0;
+    for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) part |= std::uint32_t(r.inline_src[k * 4 + b]) << (8 * b);
+    put(request_header_words + k, part);
+  }
+  put(1, static_cast<std::uint32_t>(r.req.token));
+  put(2, static_cast<std::uint32_t>(r.req.token >> 32));
+  for (std::uint32_t j = 0; j < request_args; ++j) {
+    put(3 + 2 * j, static_cast<std::uint32_t>(r.req.args[j]));
+    put(4 + 2 * j, static_cast<std::uint32_t>(r.req.args[j] >> 32));
+  }
+  put(0, static_cast<std::uint32_t>(r.req.op) | n << 16);
   system_atomic<std::uint64_t>(*r.doorbell).store(ticket + 1, mo_relaxed);
 }
 WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, const host_op& op) noexcept {
   mailbox_publish(mailbox_stage(m, op), ticket);
+}
+
+// The reactor: whether ticket t's word 0 has landed (relaxed: a hint; the words are
+// acquired by mailbox_take_request).
+inline bool mailbox_request_landed(const mailbox_shared& sh, std::uint64_t t) noexcept {
+  const std::uint64_t x = system_atomic<std::uint64_t>(sh.slots[t & (sh.req_capacity - 1)].words[0]).load(mo_relaxed);
+  return static_cast<std::uint32_t>(x >> 32) == ll_flag(t);
+}
+
+// The reactor: reads ticket t's request (step 3 of the slot protocol) when every word
+// of it has landed, else false (read it again later: a poster's words are all in flight
+// once its word 0 is). Each word is acquired: with the poster's release fence, when it
+// had one, what the poster wrote before happens-before the handler. Then it clears the
+// data words it read, before the slot is freed (see request_slot). A header that names
+// more inline bytes than a slot holds is malformed: it comes back with an opcode nobody
+// knows, and its task gets invalid_argument.
+inline bool mailbox_take_request(mailbox_shared& sh, std::uint64_t t, request* q, unsigned char* data) noexcept {
+  std::uint64_t* w = sh.slots[t & (sh.req_capacity - 1)].words;
+  const std::uint32_t flag = ll_flag(t);
+  std::uint32_t h[request_header_words];
+  for (std::uint32_t j = 0; j < request_header_words; ++j) {
+    const std::uint64_t x = system_atomic<std::uint64_t>(w[j]).load(mo_acquire);
+    if (static_cast<std::uint32_t>(x >> 32) != flag) return false;
+    h[j] = static_cast<std::uint32_t>(x);
+  }
+  q->op = static_cast<opcode>(h[0] & 0xffffu);
+  q->inline_bytes = h[0] >> 16;
+  q->token = h[1] | std::uint64_t{h[2]} << 32;
+  for (std::uint32_t j = 0; j < request_args; ++j) q->args[j] = h[3 + 2 * j] | std::uint64_t{h[4 + 2 * j]} << 32;
+  if (q->inline_bytes > request_inline_bytes) {
+    q->op = static_cast<opcode>(0xffffu);
+    q->inline_bytes = 0;
+  }
+  const std::uint32_t words = (q->inline_bytes + 3) / 4;
+  for (std::uint32_t k = 0; k < words; ++k) {
+    const std::uint64_t x = system_atomic<std::uint64_t>(w[request_header_words + k]).load(mo_acquire);
+    if (static_cast<std::uint32_t>(x >> 32) != flag) return false;
+    for (std::uint32_t b = 0; b < 4 && k * 4 + b < q->inline_bytes; ++b) data[k * 4 + b] = static_cast<unsigned char>(x >> (8 * b));
+  }
+  for (std::uint32_t k = 0; k < words; ++k) system_atomic<std::uint64_t>(w[request_header_words + k]).store(0, mo_relaxed);
+  return true;
 }
 
 // Puts `op` on the waiters stack: the drainer publishes it when slots free up.
@@ -239,9 +299,11 @@ struct completion_view {
 // trip on the GPU). True when every word carries c's flag: then *v is c.
 // Word 0 is loaded last, with acquire: when it carries c's flag it read the store that
 // follows the reactor's release fence (mailbox_write_completion), so what the reactor
-// saw before it (the request, and through the request's seq the task's writes to its
-// host_op) happens-before whatever the drainer does next: it reads op->task and writes
-// op->value. Loaded last, the acquire holds back none of the other five loads: they
+// saw before it (the request, and through the request's release fence the task's
+// writes to its host_op) happens-before whatever the drainer does next: it reads
+// op->task and writes op->value. (A request published without that fence is delivered
+// by its own poster, or by a drainer that took the duty after the poster gave it back:
+// the drain lock's release and acquire carry the host_op then. device_io.hpp.) Loaded last, the acquire holds back none of the other five loads: they
 // are all in flight at once.
 WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint64_t c, completion_view* v) noexcept {
   const std::uint64_t cap = m.comp_capacity, at = c & (cap - 1);
@@ -249,7 +311,7 @@ WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint
   for (std::uint32_t j = 1; j < completion_header_words; ++j)
     w[j] = system_atomic<std::uint64_t>(m.comp_words[j * cap + at]).load(mo_relaxed);
   w[0] = system_atomic<std::uint64_t>(m.comp_words[at]).load(mo_acquire);
-  const std::uint32_t flag = completion_flag(c);
+  const std::uint32_t flag = ll_flag(c);
   bool ok = true;
   for (std::uint32_t j = 0; j < completion_header_words; ++j) ok = ok && static_cast<std::uint32_t>(w[j] >> 32) == flag;
   const auto lo = [&](std::uint32_t j) { return w[j] & 0xffffffffu; };
@@ -263,7 +325,7 @@ WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint
 // The reactor: writes completion c (step 1 of the completion slot's protocol).
 inline void mailbox_write_completion(mailbox_shared& sh, std::uint64_t c, const completion& q) noexcept {
   const std::uint64_t cap = sh.comp_capacity, at = c & (cap - 1);
-  const std::uint32_t flag = completion_flag(c);
+  const std::uint32_t flag = ll_flag(c);
   for (std::uint32_t k = 0; k * 4 < q.inline_bytes; ++k) {
     std::uint32_t part = 0;
     for (std::uint32_t b = 0; b < 4 && k * 4 + b < q.inline_bytes; ++b) part |= std::uint32_t(q.data[k * 4 + b]) << (8 * b);
@@ -282,7 +344,7 @@ inline void mailbox_write_completion(mailbox_shared& sh, std::uint64_t c, const 
 // carries c's flag (see step 2 above).
 WEFT_HOST_DEVICE inline void mailbox_copy_inline(const mailbox& m, std::uint64_t c, std::uint32_t n, void* dst) noexcept {
   std::uint64_t* words = m.comp_data + (c & (m.comp_capacity - 1)) * completion_data_words;
-  const std::uint32_t flag = completion_flag(c);
+  const std::uint32_t flag = ll_flag(c);
   auto* out = static_cast<unsigned char*>(dst);
   for (std::uint32_t k = 0; k * 4 < n && k < completion_data_words; ++k) {
     system_atomic<std::uint64_t> word(words[k]);

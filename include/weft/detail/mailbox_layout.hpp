@@ -33,30 +33,72 @@ enum class opcode : std::uint32_t {
   net_close = 12, // args: fd
 };
 
-// A request slot is two GPU cache lines: 184 inline bytes carry a 64-byte TCP message
-// (or a path, or a short print) without the reactor's staging copy; the GPU writes only
-// the bytes in use.
-inline constexpr std::uint32_t request_inline_bytes = 184;
-inline constexpr std::uint32_t completion_inline_bytes = 104;
+// A request as the reactor reads it back (host memory, the reactor thread's own).
+struct request {
+  opcode op;
+  std::uint32_t inline_bytes;  // bytes of the slot's data in use
+  std::uint64_t token;         // the host_op's address: returned in the completion
+  std::uint64_t args[6];
+};
 inline constexpr std::uint32_t request_args = 6;
+
+// Requests and completions travel as LL words (NCCL's "low latency" protocol). Each
+// 8-byte word carries 4 bytes of payload in its low half and, in its high half, the
+// flag of the ticket (or completion index) it belongs to: ll_flag. An aligned 8-byte
+// store and load are single-copy atomic on both sides of PCIe, so a word read with the
+// right flag holds that ticket's payload whatever else the reader saw: a reader checks
+// every word's flag, and a writer needs no fence between its payload and a "ready" word
+// (on an H200 that fence cost a request ~0.5 us of its round trip:
+// bench/results/2026-11-21-h200-session8/publish-variants/).
+// ll_flag is never 0 (zeroed memory never passes for a word), and the flags of
+// tickets t and t + N differ for every ring size N (a power of two below 2^32, never a
+// multiple of 2^32 - 1): a word left from a slot's earlier lap never passes either.
+WEFT_HOST_DEVICE inline std::uint32_t ll_flag(std::uint64_t index) noexcept {
+  std::uint64_t s = (index & 0xffffffffu) + (index >> 32);  // index mod (2^32 - 1), folded twice
+  s = (s & 0xffffffffu) + (s >> 32);
+  const auto r = static_cast<std::uint32_t>(s == 0xffffffffu ? 0 : s);
+  return r + 1u;
+}
+WEFT_HOST_DEVICE inline std::uint64_t ll_word(std::uint32_t payload, std::uint32_t flag) noexcept {
+  return (static_cast<std::uint64_t>(flag) << 32) | payload;
+}
+
+// A request slot (ticket t at slot t % N): request_header_words LL words, word 0 being
+// op | inline_bytes << 16, words 1-2 the token, words 3-14 args[0..5] (low half first),
+// then the inline data, 4 bytes per word. The poster writes the header's words every
+// time and the data words in use; the reactor clears the data words it read before it
+// frees the slot (mailbox_take_request), so a data word holds either 0 or the payload
+// of a ticket not yet taken. 184 inline bytes carry a 64-byte TCP message (or a path,
+// or a short print) without the reactor's staging copy.
+inline constexpr std::uint32_t request_header_words = 3 + 2 * request_args;
+inline constexpr std::uint32_t request_inline_bytes = 184;
+inline constexpr std::uint32_t request_data_words = request_inline_bytes / 4;
+inline constexpr std::uint32_t completion_inline_bytes = 104;
 // Longest print text and path a request may carry (longer: errc::too_large).
 inline constexpr std::uint64_t max_print_bytes = 1u << 16;
 inline constexpr std::uint64_t max_path_bytes = 4096;
 
-// The part of a request that travels to the host.
-struct request {
-  opcode op;
-  std::uint32_t inline_bytes;  // bytes of `data` in use
-  std::uint64_t token;         // the host_op's address: returned in the completion
-  std::uint64_t args[request_args];
-};
-
 struct alignas(128) request_slot {
-  std::uint64_t seq;  // ticket + 1 once published (see "Ownership of a request slot")
-  request req;
-  unsigned char data[request_inline_bytes];
+  std::uint64_t words[64];  // request_header_words + request_data_words in use, 512 bytes
 };
-static_assert(sizeof(request_slot) == 256);
+static_assert(request_header_words + request_data_words <= 64 && request_inline_bytes % 4 == 0);
+
+// Whether the reactor reads or writes the task's memory for this request (a buffer, or
+// a text or data not carried inline; a read of up to completion_inline_bytes comes back
+// in the completion). Such a request needs a release at system scope
+// when it is published (mailbox_publish); a request whose payload is all in its slot
+// does not, when the poster delivers its own answer (the in-place wait: device_io.hpp).
+WEFT_HOST_DEVICE inline bool request_touches_task_memory(const request& q) noexcept {
+  switch (q.op) {
+    case opcode::read:
+    case opcode::recv: return q.args[2] > completion_inline_bytes;  // a small answer rides in the completion
+    case opcode::write:
+    case opcode::send: return q.inline_bytes != q.args[2];  // args: fd, buffer, bytes
+    case opcode::open: return q.inline_bytes != q.args[3];  // args: flags, mode, path, length
+    case opcode::print: return q.inline_bytes != q.args[1]; // args: text, length
+    default: return false;                                  // values only
+  }
+}
 
 // A completion as the reactor queues it (host memory, the reactor thread's own).
 struct completion {
@@ -67,28 +109,18 @@ struct completion {
   unsigned char data[completion_inline_bytes];
 };
 
-// How a completion travels: as LL words (NCCL's "low latency" protocol). Each 8-byte
-// word carries 4 bytes of payload in its low half and, in its high half, the flag of
-// the completion it belongs to (completion_flag). An aligned 8-byte store and load are
-// single-copy atomic on both sides of PCIe, so a word read with the right flag holds
-// that completion's payload, whatever else the reader saw: the drainer reads a
-// completion in one round of independent loads, with no index word to read first and
-// no fence between the two. Completion c's header word j sits at
-// comp_words[j * M + c % M] (the same word of consecutive completions is contiguous,
-// so 32 lanes reading 32 completions read 256 bytes per word); its inline data at
-// comp_data[(c % M) * completion_data_words ...].
+// How a completion travels: as LL words (above), flag ll_flag(c). Completion c's header
+// word j sits at comp_words[j * M + c % M] (the same word of consecutive completions is
+// contiguous, so 32 lanes reading 32 completions read 256 bytes per word, and one lane's
+// six words sit in six lines: a GPU lane's loads of one line from host memory are
+// served one after the other, ~1 us each on an H200, and of distinct lines at once);
+// its inline data at comp_data[(c % M) * completion_data_words ...]. The drainer reads
+// the data words the header announces; a data word is not cleared after use, so one
+// left from a lap 2^32 - 1 laps earlier would pass its flag: a bound weft accepts (2^32
+// completions on one mailbox before the first chance).
 inline constexpr std::uint32_t completion_header_words = 6;  // token (2), value (2), error, inline_bytes
 inline constexpr std::uint32_t completion_data_words = completion_inline_bytes / 4;
 static_assert(completion_inline_bytes % 4 == 0);
-
-// The flag of completion c. Never 0 for a slot's first lap (c < M), so zeroed memory
-// is never taken for a completion; a slot's next lap (c + M) has another flag.
-WEFT_HOST_DEVICE inline std::uint32_t completion_flag(std::uint64_t c) noexcept {
-  return static_cast<std::uint32_t>(c) + 1u;
-}
-WEFT_HOST_DEVICE inline std::uint64_t ll_word(std::uint32_t payload, std::uint32_t flag) noexcept {
-  return (static_cast<std::uint64_t>(flag) << 32) | payload;
-}
 
 // Each word the two sides share sits alone in a 128-byte line (the GPU's L2 line), so a
 // word the GPU writes never shares a line with a word it polls. (This did not change the
