@@ -37,16 +37,17 @@
 //   1. A producer claims t by CAS on req_tail, only while t < head_seen + N (so the
 //      reactor has copied out ticket t - N and the slot is free).
 //   2. It writes the slot as LL words carrying ll_flag(t) (mailbox_layout.hpp), with a
-//      system-scope release fence before them unless it will take its own answer and
-//      sends no task memory (mailbox_publish says why that is safe), then the doorbell.
+//      release at system scope (on the GPU a fence before them, on the host word 0's
+//      store) unless it will take its own answer and sends no task memory
+//      (mailbox_publish says why that is safe), then the doorbell.
 //   3. The reactor, at req_head == t, acquires the slot's words; when all carry
 //      ll_flag(t) the request is there. It copies it out, clears the data words, and
 //      after a batch stores req_head (release, system): the copies and clears are done
 //      before any producer can reuse the slot.
 // Ownership of a completion slot (index c, slot c % M)
 //   1. The reactor writes completion c only while its slot is free (c < comp_head + M,
-//      comp_head read with acquire): the inline data's LL words first, then a release
-//      fence, then the header's LL words, each an 8-byte relaxed store. A full
+//      comp_head read with acquire): the inline data's LL words, header words 1-5
+//      (8-byte relaxed stores), then header word 0 with release. A full
 //      completion ring keeps the rest in the reactor's own queue: the reactor never
 //      blocks on the GPU.
 //   2. The drainer reads the header words of comp_next, comp_next + 1, ... (system
@@ -169,9 +170,16 @@ WEFT_HOST_DEVICE inline staged_request mailbox_stage(const mailbox& m, const hos
 WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint64_t ticket, bool release = true) noexcept {
   std::uint64_t* w = r.slots[ticket & r.mask].words;
   const std::uint32_t flag = ll_flag(ticket);
+#if WEFT_DEVICE_PASS
   if (release) fence_system_acq_rel();
-  const auto put = [w, flag](std::uint32_t j, std::uint32_t payload) {
-    system_atomic<std::uint64_t>(w[j]).store(ll_word(payload, flag), mo_relaxed);
+  const memory_order last = mo_relaxed;
+#else
+  // A host poster (the host backend) releases with word 0's store instead: the same
+  // ordering, free on x86, and visible to a thread sanitizer (which ignores fences).
+  const memory_order last = release ? mo_release : mo_relaxed;
+#endif
+  const auto put = [w, flag](std::uint32_t j, std::uint32_t payload, memory_order mo = mo_relaxed) {
+    system_atomic<std::uint64_t>(w[j]).store(ll_word(payload, flag), mo);
   };
   const std::uint32_t n = r.req.inline_bytes;
   for (std::uint32_t k = 0; k * 4 < n; ++k) {
@@ -185,7 +193,7 @@ WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint6
     put(3 + 2 * j, static_cast<std::uint32_t>(r.req.args[j]));
     put(4 + 2 * j, static_cast<std::uint32_t>(r.req.args[j] >> 32));
   }
-  put(0, static_cast<std::uint32_t>(r.req.op) | n << 16);
+  put(0, static_cast<std::uint32_t>(r.req.op) | n << 16, last);
   system_atomic<std::uint64_t>(*r.doorbell).store(ticket + 1, mo_relaxed);
 }
 WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, const host_op& op) noexcept {
@@ -201,8 +209,8 @@ inline bool mailbox_request_landed(const mailbox_shared& sh, std::uint64_t t) no
 
 // The reactor: reads ticket t's request (step 3 of the slot protocol) when every word
 // of it has landed, else false (read it again later: a poster's words are all in flight
-// once its word 0 is). Each word is acquired: with the poster's release fence, when it
-// had one, what the poster wrote before happens-before the handler. Then it clears the
+// once its word 0 is). Each word is acquired: with the poster's release, when it had
+// one, what the poster wrote before happens-before the handler. Then it clears the
 // data words it read, before the slot is freed (see request_slot). A header that names
 // more inline bytes than a slot holds is malformed: it comes back with an opcode nobody
 // knows, and its task gets invalid_argument.
@@ -297,14 +305,14 @@ struct completion_view {
 
 // Reads completion c's header words (system scope, independent loads: one PCIe round
 // trip on the GPU). True when every word carries c's flag: then *v is c.
-// Word 0 is loaded last, with acquire: when it carries c's flag it read the store that
-// follows the reactor's release fence (mailbox_write_completion), so what the reactor
-// saw before it (the request, and through the request's release fence the task's
-// writes to its host_op) happens-before whatever the drainer does next: it reads
-// op->task and writes op->value. (A request published without that fence is delivered
-// by its own poster, or by a drainer that took the duty after the poster gave it back:
-// the drain lock's release and acquire carry the host_op then. device_io.hpp.) Loaded last, the acquire holds back none of the other five loads: they
-// are all in flight at once.
+// Word 0 is loaded last, with acquire: when it carries c's flag it read the reactor's
+// release store of it (mailbox_write_completion), so what the reactor saw before it (the
+// request, and through the request's release the task's writes to its host_op)
+// happens-before whatever the drainer does next: it reads op->task and writes
+// op->value. (A request published without that release is delivered by its own
+// poster, or by a drainer that took the duty after the poster gave it back: the drain
+// lock's release and acquire carry the host_op then. device_io.hpp.) Loaded last, the
+// acquire holds back none of the other five loads: they are all in flight at once.
 WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint64_t c, completion_view* v) noexcept {
   const std::uint64_t cap = m.comp_capacity, at = c & (cap - 1);
   std::uint64_t w[completion_header_words];
@@ -331,13 +339,15 @@ inline void mailbox_write_completion(mailbox_shared& sh, std::uint64_t c, const 
     for (std::uint32_t b = 0; b < 4 && k * 4 + b < q.inline_bytes; ++b) part |= std::uint32_t(q.data[k * 4 + b]) << (8 * b);
     system_atomic<std::uint64_t>(sh.comp_data[at * completion_data_words + k]).store(ll_word(part, flag), mo_relaxed);
   }
-  // Release: the data words above reach a drainer before the header that announces them.
-  fence_system_release();
   const std::uint32_t payload[completion_header_words] = {
       static_cast<std::uint32_t>(q.token), static_cast<std::uint32_t>(q.token >> 32),
       static_cast<std::uint32_t>(q.value), static_cast<std::uint32_t>(q.value >> 32), q.error, q.inline_bytes};
-  for (std::uint32_t j = 0; j < completion_header_words; ++j)
+  for (std::uint32_t j = 1; j < completion_header_words; ++j)
     system_atomic<std::uint64_t>(sh.comp_words[j * cap + at]).store(ll_word(payload[j], flag), mo_relaxed);
+  // Word 0 last, with release: the data words above (and all the reactor did for this
+  // request) reach a drainer that acquires it. A release store, not a fence and relaxed
+  // stores: the same on x86 (a plain store), and a thread sanitizer sees the pairing.
+  system_atomic<std::uint64_t>(sh.comp_words[at]).store(ll_word(payload[0], flag), mo_release);
 }
 
 // Copies completion c's inline data (n bytes) to dst, word by word, each read until it

@@ -33,14 +33,16 @@ enum class opcode : std::uint32_t {
   net_close = 12, // args: fd
 };
 
-// A request as the reactor reads it back (host memory, the reactor thread's own).
+inline constexpr std::uint32_t request_args = 6;
+
+// A request as the task builds it and the reactor reads it back (each side's own memory;
+// the slot carries it as LL words, below).
 struct request {
   opcode op;
   std::uint32_t inline_bytes;  // bytes of the slot's data in use
   std::uint64_t token;         // the host_op's address: returned in the completion
-  std::uint64_t args[6];
+  std::uint64_t args[request_args];
 };
-inline constexpr std::uint32_t request_args = 6;
 
 // Requests and completions travel as LL words (NCCL's "low latency" protocol). Each
 // 8-byte word carries 4 bytes of payload in its low half and, in its high half, the
@@ -83,11 +85,11 @@ struct alignas(128) request_slot {
 };
 static_assert(request_header_words + request_data_words <= 64 && request_inline_bytes % 4 == 0);
 
-// Whether the reactor reads or writes the task's memory for this request (a buffer, or
-// a text or data not carried inline; a read of up to completion_inline_bytes comes back
-// in the completion). Such a request needs a release at system scope
-// when it is published (mailbox_publish); a request whose payload is all in its slot
-// does not, when the poster delivers its own answer (the in-place wait: device_io.hpp).
+// Whether the reactor reads or writes the task's memory for this request: a buffer, or
+// a text or data not carried inline (a read of up to completion_inline_bytes comes back
+// in the completion). Such a request needs a release at system scope when it is
+// published (mailbox_publish); one whose payload is all in its slot does not, when its
+// poster takes its own answer (the in-place wait: device_io.hpp).
 WEFT_HOST_DEVICE inline bool request_touches_task_memory(const request& q) noexcept {
   switch (q.op) {
     case opcode::read:
@@ -116,8 +118,8 @@ struct completion {
 // served one after the other, ~1 us each on an H200, and of distinct lines at once);
 // its inline data at comp_data[(c % M) * completion_data_words ...]. The drainer reads
 // the data words the header announces; a data word is not cleared after use, so one
-// left from a lap 2^32 - 1 laps earlier would pass its flag: a bound weft accepts (2^32
-// completions on one mailbox before the first chance).
+// last written 2^32 - 1 laps of its slot earlier would pass its flag if the new one had
+// not landed yet: a bound weft accepts ((2^32 - 1) x M completions on one mailbox).
 inline constexpr std::uint32_t completion_header_words = 6;  // token (2), value (2), error, inline_bytes
 inline constexpr std::uint32_t completion_data_words = completion_inline_bytes / 4;
 static_assert(completion_inline_bytes % 4 == 0);
