@@ -261,15 +261,15 @@ TEST_CASE("a hinted claim takes the expected ticket only while nobody claimed an
   REQUIRE(d::mailbox_claim(r.m, 1, &t, &head) == 1);
   REQUIRE(t == 0);
   REQUIRE(head == 0);
-  REQUIRE(d::mailbox_claim_hinted(r.m, {1, head}));        // ticket 1
-  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {1, head}));  // taken: tail is 2
-  REQUIRE(d::mailbox_claim_hinted(r.m, {2, head}));
-  REQUIRE(d::mailbox_claim_hinted(r.m, {3, head}));
-  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {4, head}));  // 4 slots from head 0: full
+  REQUIRE(d::mailbox_claim_hinted(r.m, {1, head, 4}));        // ticket 1
+  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {1, head, 4}));  // taken: tail is 2
+  REQUIRE(d::mailbox_claim_hinted(r.m, {2, head, 4}));
+  REQUIRE(d::mailbox_claim_hinted(r.m, {3, head, 4}));
+  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {4, head, 4}));  // 4 slots from head 0: full
   REQUIRE(r.m.req_tail == 4);                             // the refusal claimed nothing
-  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {1, 3}));     // a hint older than its head
+  REQUIRE_FALSE(d::mailbox_claim_hinted(r.m, {1, 3, 4}));     // a hint older than its head
   system_atomic<std::uint64_t>(r.sh.req_head).store(2, weft::detail::mo_release);  // the reactor copied 0 and 1
-  REQUIRE(d::mailbox_claim_hinted(r.m, {4, 2}));           // a newer head makes room
+  REQUIRE(d::mailbox_claim_hinted(r.m, {4, 2, 4}));           // a newer head makes room
   REQUIRE(d::mailbox_claim(r.m, 1, &t, &head) == 1);       // the usual claim reads req_head when full-looking
   REQUIRE(t == 5);
   REQUIRE(head == 2);

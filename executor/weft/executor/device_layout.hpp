@@ -129,6 +129,7 @@ struct staging_area {
   detail::mailbox* in_place_box;  // where this warp's last in-place wait was, and the
   std::uint64_t in_place_next;    // comp_next it left there (device_io.hpp: await_in_place)
   std::uint32_t in_place_delay;   // cycles before an in-place wait's first read (device_io.hpp)
+  std::uint32_t claim_capacity;   // claim_box's req_capacity (so a hinted claim loads nothing)
   detail::mailbox* claim_box;     // a lone task's last claim here (weft/detail/mailbox.hpp:
   std::uint64_t claim_next;       //   claim_hint): the ticket after it, and the head
   std::uint64_t claim_head;       //   acquired then

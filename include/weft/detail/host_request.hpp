@@ -55,7 +55,7 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own
     device_atomic<std::uint32_t>(m.inflight).fetch_add(size, mo_relaxed);
     std::uint64_t t = 0;
     exec::staging_area& st = exec::staging_of_this_warp();
-    if (alone && st.claim_box == &m && mailbox_claim_hinted(m, {st.claim_next, st.claim_head})) {
+    if (alone && st.claim_box == &m && mailbox_claim_hinted(m, {st.claim_next, st.claim_head, st.claim_capacity})) {
       t = st.claim_next;
       got = 1;
     } else {
@@ -66,6 +66,7 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own
     if (alone) {
       st.claim_box = &m;
       st.claim_next = t + got;
+      st.claim_capacity = static_cast<std::uint32_t>(staged.mask + 1);  // loaded before the claim
     }
     ticket = t;
     if (got < size) spill = overflow.claim_push(size - got);  // ~0: no room there either

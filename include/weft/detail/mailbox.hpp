@@ -121,12 +121,15 @@ WEFT_HOST_DEVICE inline std::uint32_t mailbox_claim(mailbox& m, std::uint32_t wa
   }
 }
 
-// What a poster knows after its last claim on a mailbox: the ticket after its own, and
-// the head it had acquired then (head_seen and req_head only grow, so an old value is a
-// safe lower bound on the reactor's progress).
+// What a poster knows after its last claim on a mailbox: the ticket after its own, the
+// head it had acquired then (head_seen and req_head only grow, so an old value is a safe
+// lower bound on the reactor's progress), and the ring's capacity (a constant, kept by
+// the poster so that the hinted claim's CAS waits for no load: on the GPU reading it
+// from the mailbox is an L2 round trip before the CAS's own).
 struct claim_hint {
   std::uint64_t next_ticket;
   std::uint64_t head;
+  std::uint32_t capacity;
 };
 
 // One ticket with a single CAS and no load before it, for a poster that expects nobody
@@ -136,7 +139,7 @@ struct claim_hint {
 // happens-before our writes. False (someone claimed in between, or the ring may be
 // full): claim as usual.
 WEFT_HOST_DEVICE inline bool mailbox_claim_hinted(mailbox& m, const claim_hint& h) noexcept {
-  if (h.next_ticket - h.head >= m.req_capacity) return false;  // also when head > next_ticket: stale
+  if (h.next_ticket - h.head >= h.capacity) return false;  // also when head > next_ticket: stale
   std::uint64_t t = h.next_ticket;
   return device_atomic<std::uint64_t>(m.req_tail).compare_exchange_strong(t, t + 1, mo_relaxed, mo_relaxed);
 }
