@@ -415,7 +415,7 @@ __device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {
 }
 
 // Before a batch runs: records which lanes run a task in it, for a task's in-place
-// wait (device_io.hpp: try_begin_in_place reads it from inside the task).
+// wait (device_io.hpp: alone_in_warp reads it from inside the task).
 __device__ inline void mark_batch(worker_ctx& c, detail::task_header* t) noexcept {
   const std::uint32_t lanes = __ballot_sync(full_mask, t != nullptr);
   if (c.lane == 0) c.st.batch_lanes = lanes;

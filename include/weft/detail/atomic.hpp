@@ -40,13 +40,8 @@ WEFT_HOST_DEVICE inline void fence_device_seq_cst() noexcept {
 WEFT_HOST_DEVICE inline void fence_device_acquire() noexcept {
   cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
 }
-// A release fence at system scope: the reactor's completion data before its header.
-WEFT_HOST_DEVICE inline void fence_system_release() noexcept {
-  cuda::atomic_thread_fence(cuda::std::memory_order_release, cuda::thread_scope_system);
-}
-// An acquire-release fence at system scope: a request's publication (mailbox_publish),
-// which is the release of the slot's body and the acquire of a drain duty taken by a
-// relaxed exchange before it (device_io.hpp: the in-place wait), for one fence's price.
+// An acquire-release fence at system scope: the release of a GPU request's publication
+// (mailbox_publish), before the slot's words.
 WEFT_HOST_DEVICE inline void fence_system_acq_rel() noexcept {
   cuda::atomic_thread_fence(cuda::std::memory_order_acq_rel, cuda::thread_scope_system);
 }
@@ -63,7 +58,6 @@ inline constexpr memory_order mo_acq_rel = std::memory_order_acq_rel;
 inline constexpr memory_order mo_seq_cst = std::memory_order_seq_cst;
 inline void fence_device_seq_cst() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void fence_device_acquire() noexcept { std::atomic_thread_fence(std::memory_order_acquire); }
-inline void fence_system_release() noexcept { std::atomic_thread_fence(std::memory_order_release); }
 inline void fence_system_acq_rel() noexcept { std::atomic_thread_fence(std::memory_order_acq_rel); }
 #endif
 

@@ -52,9 +52,10 @@
 //      blocks on the GPU.
 //   2. The drainer reads the header words of comp_next, comp_next + 1, ... (system
 //      scope; independent loads, word 0 last with acquire: it pairs with the reactor's
-//      fence); completion c is there when every word carries ll_flag(c). It reads the inline data words the same way (a word not yet
-//      carrying the flag is read again: the host's fence orders them before the header,
-//      but nothing orders the drainer's loads), writes the result into the host_op (in
+//      release store of word 0); completion c is there when every word carries
+//      ll_flag(c). It reads the inline data words the same way (a word not yet
+//      carrying the flag is read again: the reactor's release orders them before word
+//      0, but nothing orders the drainer's earlier loads), writes the result into the host_op (in
 //      the waiting task's frame), wakes the task, and then stores comp_head. Relaxed
 //      when only header words were read: the stored value is computed from those loads,
 //      so it cannot be seen before they are done. Release (system) when inline data was
@@ -163,12 +164,12 @@ WEFT_HOST_DEVICE inline staged_request mailbox_stage(const mailbox& m, const hos
 // data words, then header words 1.., then word 0, each an 8-byte relaxed store carrying
 // ll_flag(ticket). Word 0 goes last only so that a reactor that sees it usually finds
 // the rest landed too; the flags, not the order, make the slot's reading safe.
-// `release`: a system-scope acq_rel fence before the stores. It makes everything the
-// poster wrote before (a buffer the reactor reads, the host_op a later drainer reads)
-// visible to whoever acquires a word of this request, and it acquires what the poster
-// read before it. Only a poster that delivers its own answer and sends no task memory
-// leaves it out (the in-place wait: device_io.hpp); the fence cost ~0.5 us of an H200
-// round trip. Then the doorbell, relaxed: the reactor also looks at its next slot's word
+// `release`: on the GPU a system-scope acq_rel fence before the stores, on the host
+// word 0's store with release (below). It makes everything the poster wrote before (a
+// buffer the reactor reads, the host_op a later drainer reads) visible to whoever
+// acquires a word of this request. Only a poster that delivers its own answer and sends
+// no task memory leaves it out (the in-place wait: device_io.hpp); the fence cost
+// ~0.5 us of an H200 round trip. Then the doorbell, relaxed: the reactor also looks at its next slot's word
 // 0 on every trip (reactor.cpp, step 1), so the doorbell's order does not matter.
 WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint64_t ticket, bool release = true) noexcept {
   std::uint64_t* w = r.slots[ticket & r.mask].words;
@@ -185,11 +186,7 @@ WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint6
     system_atomic<std::uint64_t>(w[j]).store(ll_word(payload, flag), mo);
   };
   const std::uint32_t n = r.req.inline_bytes;
-  for (std::uint32_t k = 0; k * 4 < n; ++k) {
-    std::uint32_t part = 0;
-    for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) part |= std::uint32_t(r.inline_src[k * 4 + b]) << (8 * b);
-    put(request_header_words + k, part);
-  }
+  for (std::uint32_t k = 0; k * 4 < n; ++k) put(request_header_words + k, ll_pack(r.inline_src, n, k));
   put(1, static_cast<std::uint32_t>(r.req.token));
   put(2, static_cast<std::uint32_t>(r.req.token >> 32));
   for (std::uint32_t j = 0; j < request_args; ++j) {
@@ -220,10 +217,14 @@ inline bool mailbox_request_landed(const mailbox_shared& sh, std::uint64_t t) no
 inline bool mailbox_take_request(mailbox_shared& sh, std::uint64_t t, request* q, unsigned char* data) noexcept {
   std::uint64_t* w = sh.slots[t & (sh.req_capacity - 1)].words;
   const std::uint32_t flag = ll_flag(t);
+  const auto landed = [w, flag](std::uint32_t j, std::uint64_t* x) {  // word j, acquired, carries t's flag
+    *x = system_atomic<std::uint64_t>(w[j]).load(mo_acquire);
+    return static_cast<std::uint32_t>(*x >> 32) == flag;
+  };
   std::uint32_t h[request_header_words];
   for (std::uint32_t j = 0; j < request_header_words; ++j) {
-    const std::uint64_t x = system_atomic<std::uint64_t>(w[j]).load(mo_acquire);
-    if (static_cast<std::uint32_t>(x >> 32) != flag) return false;
+    std::uint64_t x = 0;
+    if (!landed(j, &x)) return false;
     h[j] = static_cast<std::uint32_t>(x);
   }
   q->op = static_cast<opcode>(h[0] & 0xffffu);
@@ -236,9 +237,9 @@ inline bool mailbox_take_request(mailbox_shared& sh, std::uint64_t t, request* q
   }
   const std::uint32_t words = (q->inline_bytes + 3) / 4;
   for (std::uint32_t k = 0; k < words; ++k) {
-    const std::uint64_t x = system_atomic<std::uint64_t>(w[request_header_words + k]).load(mo_acquire);
-    if (static_cast<std::uint32_t>(x >> 32) != flag) return false;
-    for (std::uint32_t b = 0; b < 4 && k * 4 + b < q->inline_bytes; ++b) data[k * 4 + b] = static_cast<unsigned char>(x >> (8 * b));
+    std::uint64_t x = 0;
+    if (!landed(request_header_words + k, &x)) return false;
+    ll_unpack(x, data, q->inline_bytes, k);
   }
   for (std::uint32_t k = 0; k < words; ++k) system_atomic<std::uint64_t>(w[request_header_words + k]).store(0, mo_relaxed);
   return true;
@@ -337,11 +338,9 @@ WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint
 inline void mailbox_write_completion(mailbox_shared& sh, std::uint64_t c, const completion& q) noexcept {
   const std::uint64_t cap = sh.comp_capacity, at = c & (cap - 1);
   const std::uint32_t flag = ll_flag(c);
-  for (std::uint32_t k = 0; k * 4 < q.inline_bytes; ++k) {
-    std::uint32_t part = 0;
-    for (std::uint32_t b = 0; b < 4 && k * 4 + b < q.inline_bytes; ++b) part |= std::uint32_t(q.data[k * 4 + b]) << (8 * b);
-    system_atomic<std::uint64_t>(sh.comp_data[at * completion_data_words + k]).store(ll_word(part, flag), mo_relaxed);
-  }
+  for (std::uint32_t k = 0; k * 4 < q.inline_bytes; ++k)
+    system_atomic<std::uint64_t>(sh.comp_data[at * completion_data_words + k])
+        .store(ll_word(ll_pack(q.data, q.inline_bytes, k), flag), mo_relaxed);
   const std::uint32_t payload[completion_header_words] = {
       static_cast<std::uint32_t>(q.token), static_cast<std::uint32_t>(q.token >> 32),
       static_cast<std::uint32_t>(q.value), static_cast<std::uint32_t>(q.value >> 32), q.error, q.inline_bytes};
@@ -363,7 +362,7 @@ WEFT_HOST_DEVICE inline void mailbox_copy_inline(const mailbox& m, std::uint64_t
     system_atomic<std::uint64_t> word(words[k]);
     std::uint64_t w = word.load(mo_relaxed);
     while (static_cast<std::uint32_t>(w >> 32) != flag) w = word.load(mo_relaxed);
-    for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) out[k * 4 + b] = static_cast<unsigned char>(w >> (8 * b));
+    ll_unpack(w, out, n, k);
   }
 }
 

@@ -64,6 +64,17 @@ WEFT_HOST_DEVICE inline std::uint32_t ll_flag(std::uint64_t index) noexcept {
 WEFT_HOST_DEVICE inline std::uint64_t ll_word(std::uint32_t payload, std::uint32_t flag) noexcept {
   return (static_cast<std::uint64_t>(flag) << 32) | payload;
 }
+// Inline bytes travel 4 per LL word, little-endian: ll_pack gives word k's payload of
+// an n-byte run (bytes 4k..4k+3, those past n as 0), ll_unpack writes a word's payload
+// back to bytes 4k.. of an n-byte run. Requests and completions both use them.
+WEFT_HOST_DEVICE inline std::uint32_t ll_pack(const unsigned char* src, std::uint32_t n, std::uint32_t k) noexcept {
+  std::uint32_t part = 0;
+  for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) part |= std::uint32_t(src[k * 4 + b]) << (8 * b);
+  return part;
+}
+WEFT_HOST_DEVICE inline void ll_unpack(std::uint64_t word, unsigned char* dst, std::uint32_t n, std::uint32_t k) noexcept {
+  for (std::uint32_t b = 0; b < 4 && k * 4 + b < n; ++b) dst[k * 4 + b] = static_cast<unsigned char>(word >> (8 * b));
+}
 
 // A request slot (ticket t at slot t % N): request_header_words LL words, word 0 being
 // op | inline_bytes << 16, words 1-2 the token, words 3-14 args[0..5] (low half first),
