@@ -173,7 +173,7 @@ WEFT_HOST_DEVICE weft::task<handles_out> handles_root(const char* path, const un
 using raw_u64 = weft::detail::host_request_awaiter<std::uint64_t, weft::detail::as_u64>;
 
 struct malformed_out {
-  int unknown_op, unknown_op_max, argc7, argc6_no_inline, open_long, after_code;
+  int unknown_op, unknown_op_max, unknown_op_wide, argc7, argc6_no_inline, open_long, after_code;
   std::uint64_t after;
 };
 
@@ -181,6 +181,9 @@ WEFT_HOST_DEVICE weft::task<malformed_out> malformed_root(const char* path) {
   malformed_out o{};
   o.unknown_op = code_of(co_await raw_u64(static_cast<weft::detail::opcode>(13), 1, 2, 3));
   o.unknown_op_max = code_of(co_await raw_u64(static_cast<weft::detail::opcode>(0xffffffffu)));
+  // Wider than a slot's 16-bit opcode field, with host_call's number in its low bits:
+  // it must not arrive as a host_call.
+  o.unknown_op_wide = code_of(co_await raw_u64(static_cast<weft::detail::opcode>(0x10001u), 1, 5));
   // host_call: args[0] = id | argc << 32 (weft::host_call).
   o.argc7 = code_of(co_await raw_u64(weft::detail::opcode::host_call, 1 | (std::uint64_t{7} << 32), 1, 2, 3, 4, 5));
   o.argc6_no_inline =
@@ -315,6 +318,7 @@ TEST_CASE("a malformed request (an unknown opcode or host_call of 7 arguments or
   const malformed_out o = rt.block_on([] WEFT_HOST_DEVICE(const char* p) { return malformed_root(p); }, path.c_str());
   CHECK(o.unknown_op == code(weft::errc::invalid_argument));
   CHECK(o.unknown_op_max == code(weft::errc::invalid_argument));
+  CHECK(o.unknown_op_wide == code(weft::errc::invalid_argument));
   CHECK(o.argc7 == code(weft::errc::invalid_argument));
   CHECK(o.argc6_no_inline == code(weft::errc::invalid_argument));
   CHECK(o.open_long == code(weft::errc::too_large));

@@ -193,7 +193,10 @@ WEFT_HOST_DEVICE inline void mailbox_publish(const staged_request& r, std::uint6
     put(3 + 2 * j, static_cast<std::uint32_t>(r.req.args[j]));
     put(4 + 2 * j, static_cast<std::uint32_t>(r.req.args[j] >> 32));
   }
-  put(0, static_cast<std::uint32_t>(r.req.op) | n << 16, last);
+  // The opcode has 16 bits of word 0: a wider value (no opcode is) goes as 0xffff, which
+  // the reactor fails with invalid_argument, not as whatever its low bits name.
+  const auto op = static_cast<std::uint32_t>(r.req.op);
+  put(0, (op > 0xffffu ? 0xffffu : op) | n << 16, last);
   system_atomic<std::uint64_t>(*r.doorbell).store(ticket + 1, mo_relaxed);
 }
 WEFT_HOST_DEVICE inline void mailbox_publish(mailbox& m, std::uint64_t ticket, const host_op& op) noexcept {
