@@ -284,8 +284,7 @@ void reactor_thread::dispatch(const detail::request& q, const unsigned char* dat
 // Step 4: publishes queued completions while the completion ring has room.
 bool reactor_thread::flush() noexcept {
   if (queued_.empty()) return false;
-  // Acquire: the drainer's reads of the slots we are about to reuse are done.
-  const std::uint64_t head = system_atomic<std::uint64_t>(sh_->comp_head).load(detail::mo_acquire);
+  const std::uint64_t head = handed_back();
   const std::uint64_t cap = sh_->comp_capacity;
   std::uint64_t n = 0;
   while (!queued_.empty() && comp_tail_ + n - head < cap) {
@@ -321,9 +320,17 @@ void reactor_thread::op_sleep(const detail::request& q) noexcept {
   count_deferred();
 }
 
+// Completions the drainers have handed back, in order: comp_free_ moves past each slot
+// whose mark is there (mailbox_handed_back's acquire: the drainer's reads of the slot are
+// done before we write it again). Drainers hand slots back one by one, and a warp's lanes
+// in any order, so the count stops at the first slot not yet marked.
+std::uint64_t reactor_thread::handed_back() noexcept {
+  while (comp_free_ < comp_tail_ && detail::mailbox_handed_back(*sh_, comp_free_)) ++comp_free_;
+  return comp_free_;
+}
+
 void reactor_thread::update_quiet() noexcept {
-  const bool delivered =
-      system_atomic<std::uint64_t>(sh_->comp_head).load(detail::mo_acquire) == comp_tail_;
+  const bool delivered = handed_back() == comp_tail_;
   quiet_.store(outstanding_ == 0 && queued_.empty() && delivered && !rescan_, std::memory_order_release);
 }
 

@@ -47,6 +47,7 @@ class reactor_thread {
   bool take_requests() noexcept;
   void dispatch(const detail::request& q, const unsigned char* data) noexcept;
   bool flush() noexcept;
+  std::uint64_t handed_back() noexcept;
   bool fire_timers(bool all, errc e) noexcept;
   void update_quiet() noexcept;
   void idle_wait(std::uint64_t idle_since_ns) noexcept;
@@ -77,6 +78,7 @@ class reactor_thread {
   std::uint64_t doorbell_seen_ = 0;
   bool rescan_ = true;              // the last scan may have stopped at an unpublished slot
   std::uint64_t comp_tail_ = 0;     // completions published
+  std::uint64_t comp_free_ = 0;     // completions handed back (their slots free again)
   std::uint64_t outstanding_ = 0;   // requests taken and not yet completed
   std::deque<detail::completion> queued_;  // completions waiting for ring room
 

@@ -68,7 +68,7 @@ std::uint64_t consume(ring& r, std::uint64_t& head, std::vector<int>& seen, std:
 // The reactor's side of the completion ring (as in src/reactor.cpp, flush): waits until
 // the drainer has handed slot c % capacity back, then writes completion c there.
 void write_when_free(ring& r, std::uint64_t c, const weft::detail::completion& q) {
-  while (system_atomic<std::uint64_t>(r.sh.comp_head).load(weft::detail::mo_acquire) + r.sh.comp_capacity <= c)
+  while (c >= r.sh.comp_capacity && !weft::detail::mailbox_handed_back(r.sh, c - r.sh.comp_capacity))
     std::this_thread::yield();
   weft::detail::mailbox_write_completion(r.sh, c, q);
 }
@@ -181,8 +181,8 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
       wrong += op.value != next * 0x9e3779b97f4a7c15ull;
       wrong += static_cast<std::uint32_t>(op.error) != next % 7;
       for (std::uint32_t b = 0; b < bytes_of(next); ++b) wrong += bufs[next % ops.size()][b] != static_cast<unsigned char>(next + b);
+      d::mailbox_retire(r.m, next, next + 1, v.inline_bytes != 0);  // the writer may reuse the slot now
       ++next;
-      d::mailbox_retire(r.m, next, 1, v.inline_bytes != 0);  // the writer may reuse the slot now
     }
     writer.join();
     INFO("capacity " << cap << ", empty polls " << empty_polls);
@@ -229,6 +229,7 @@ TEST_CASE("a task waiting in place takes its own answer without a wake and queue
       const std::uint64_t first = next;
       bool done = false, read_inline = false;
       while (!done) {
+        const std::uint64_t from = next;
         const std::uint32_t got = d::mailbox_drain_until_own(r.m, &next, &own, 2, &done, &read_inline, [&](d::task_header* t) {
           const std::size_t k = static_cast<std::size_t>(t - other_tasks.data());
           wrong += others[k].value != (std::uint64_t(round) << 8 | k);
@@ -236,7 +237,7 @@ TEST_CASE("a task waiting in place takes its own answer without a wake and queue
           t->state = 0;  // the queue ran it: idle again for its next answer
         });
         wrong += got > 2;  // at most `max` answers per call
-        if (next != r.m.comp_next) d::mailbox_retire(r.m, next, next - r.m.comp_next, read_inline);
+        if (next != from) d::mailbox_retire(r.m, from, next, read_inline);
       }
       wrong += own.value != round;
       wrong += next - first != round % 4 + 1;  // stopped right after its own answer
@@ -322,6 +323,69 @@ TEST_CASE("a request header naming more inline bytes than a slot holds comes bac
   REQUIRE(d::mailbox_take_request(r.sh, 1, &q, data));
   CHECK(static_cast<std::uint32_t>(q.op) == 0xffffu);  // the reactor fails it with invalid_argument
   CHECK(q.inline_bytes == 0);
+}
+
+TEST_CASE("a completion slot counts as handed back only for the lap its drainer marked, and never reads as a completion",
+          "[mailbox]") {
+  namespace d = weft::detail;
+  ring r(2, 4);
+  host_op op{};
+  d::task_header task{};
+  op.task = &task;
+  const auto write = [&](std::uint64_t c) {
+    d::completion q{};
+    q.token = reinterpret_cast<std::uint64_t>(&op);
+    q.value = c;
+    d::mailbox_write_completion(r.sh, c, q);
+  };
+  for (std::uint64_t c = 0; c < 4; ++c) write(c);
+  d::completion_view v;
+  REQUIRE(d::mailbox_read_completion(r.m, 1, &v));
+  REQUIRE_FALSE(d::mailbox_handed_back(r.sh, 1));  // written, not yet delivered
+  d::mailbox_hand_back(r.m, 1, false);
+  CHECK(d::mailbox_handed_back(r.sh, 1));
+  CHECK_FALSE(d::mailbox_handed_back(r.sh, 0));      // another slot
+  CHECK_FALSE(d::mailbox_handed_back(r.sh, 1 + 4));  // the slot's next lap
+  CHECK_FALSE(d::mailbox_read_completion(r.m, 1 + 4, &v));  // the mark is no completion of the next lap
+  write(5);                                                 // the reactor reuses the slot
+  CHECK_FALSE(d::mailbox_handed_back(r.sh, 1));             // its mark is gone with it
+  REQUIRE(d::mailbox_read_completion(r.m, 5, &v));
+  CHECK(v.value == 5);
+}
+
+TEST_CASE("a serial drain delivers what has landed, hands each slot back and keeps its place in the drain word",
+          "[mailbox]") {
+  namespace d = weft::detail;
+  ring r(2, 4);
+  std::array<host_op, 3> ops{};
+  std::array<d::task_header, 3> tasks{};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ops[i].task = &tasks[i];
+    tasks[i].state = d::task_state::running;  // parked later: the wake queues nothing
+  }
+  const auto write = [&](std::uint64_t c) {
+    d::completion q{};
+    q.token = reinterpret_cast<std::uint64_t>(&ops[c]);
+    q.value = 100 + c;
+    d::mailbox_write_completion(r.sh, c, q);
+  };
+  write(0);
+  write(1);
+  d::device_atomic<std::uint32_t>(r.m.inflight).store(3, d::mo_relaxed);
+  REQUIRE(d::mailbox_drain_serial(r.m) == 2);
+  CHECK(ops[0].value == 100);
+  CHECK(ops[1].value == 101);
+  CHECK(d::drain_next(r.m.drain) == 2);
+  CHECK((r.m.drain & d::drain_held) == 0);
+  CHECK(r.m.inflight == 1);
+  CHECK(d::mailbox_handed_back(r.sh, 0));
+  CHECK(d::mailbox_handed_back(r.sh, 1));
+  CHECK_FALSE(d::mailbox_handed_back(r.sh, 2));
+  REQUIRE(d::mailbox_drain_serial(r.m) == 0);  // nothing new: the place stays
+  write(2);
+  REQUIRE(d::mailbox_drain_serial(r.m) == 1);
+  CHECK(ops[2].value == 102);
+  CHECK(d::drain_next(r.m.drain) == 3);
 }
 
 TEST_CASE("LL flags are never 0 and differ between laps of a slot, across the 32-bit wrap", "[mailbox]") {

@@ -10,32 +10,35 @@
 //              that find the ring full wait in the mailbox's overflow ring (device
 //              memory, one claim for the group), or when that is full too on the
 //              waiters stack. Either way the task stays parked: no lane spins.
-//   drainer    one warp at a time per mailbox: whoever takes its drain_lock (a
-//              try-lock; nobody waits for it). Worker 0 tries after every 4th batch
+//   drainer    one warp at a time per mailbox: whoever sets the held bit of its drain
+//              word (a try-lock; nobody waits for it; the word's other bits say
+//              where the last holder stopped). Worker 0 tries after every 4th batch
 //              while it has other work, and with nothing to run and requests in
 //              flight it holds the duty and polls back to back (await_answers) instead
 //              of parking; every warp that finds no work tries too, so a long task on
 //              worker 0 does not hold the answers back. The drainer delivers answers
-//              32 at a time (lane i reads completion comp_next + i: its LL words carry
+//              32 at a time (lane i reads completion next + i: its LL words carry
 //              their own flag, so one PCIe round trip reads 32 answers, and nothing
 //              else is read first), runs the tasks of the first 32 in its own lanes at
 //              once when it polled from find_work (drain_answers' run_here), queues
-//              the others (queue_woken), hands the slots back, and publishes waiting
+//              the others (queue_woken), hands each slot back, and publishes waiting
 //              requests: the waiters stack's first (serially: it is the rare last
 //              resort, and the oldest), then the overflow ring's, 32 at a time
 //              (publish_overflow).
 // Invariants
-//   * One drainer per mailbox at a time (the lock), so comp_next, the backlog and the
-//     overflow ring's consumer side have a single owner; the lock's acquire (take) and
-//     release (give back) hand them from one holder to the next.
+//   * One drainer per mailbox at a time (the drain word's held bit), so the next
+//     completion, the backlog and the overflow ring's consumer side have a single owner.
+//     The next completion travels in the drain word itself; the rest passes with the
+//     take's acquire and the give-back's release (an in-place waiter, which touches
+//     neither, takes and gives back relaxed: await_in_place).
 //   * A delivered completion wakes its task exactly once (wake_needs_queue's RMW); the
 //     task is queued, or run in the drainer's lane, exactly when that RMW says it was
 //     idle (then the drainer holds its only queue entry).
 //   * inflight counts requests posted and not yet delivered, so "inflight == 0" means
 //     there is nothing to deliver and nothing waiting to be published: one L2 load
 //     skips a mailbox.
-// Scopes: mailbox words shared with the host are system scope (mailbox.hpp); the lock,
-// inflight, the overflow ring and the inject queue are device scope.
+// Scopes: mailbox words shared with the host are system scope (mailbox.hpp); the drain
+// word, inflight, the overflow ring and the inject queue are device scope.
 #pragma once
 #include <cstdint>
 
@@ -112,37 +115,37 @@ __device__ inline void publish_overflow(detail::mailbox& m, std::uint32_t lane) 
   }
 }
 
-// The drainer, all lanes: delivers the answers that are there, 32 per round (lane i
-// reads completion comp_next + i: six independent loads of LL words, one PCIe round
-// trip for the 32, no index word to read first; mailbox_layout.hpp), then hands their
-// slots back. The tasks of the first round stay in their lanes when `run_here` (the
-// caller runs them at once, as a batch: the shortest way from an answer to its task);
-// the others are queued (queue_woken). Returns this lane's task to run (or null).
+// The drainer, all lanes: delivers the answers that are there from completion `first`
+// on (the drain word's, from the take), 32 per round (lane i reads completion first + i:
+// six independent loads of LL words, one PCIe round trip for the 32, no index word to
+// read first; mailbox_layout.hpp); each lane hands its slot back as soon as it has
+// delivered it. The tasks of the first round stay in their lanes when `run_here` (the
+// caller runs them at once, as a batch: the shortest way from an answer to its task); the
+// others are queued (queue_woken). Returns this lane's task to run (or null); *next (every
+// lane): the completion after the last delivered.
 __device__ inline detail::task_header* drain_answers(device_sched& d, detail::mailbox& m, std::uint32_t lane,
-                                                     bool run_here) noexcept {
-  unsigned long long first = 0;
-  if (lane == 0) first = m.comp_next;  // the lock holder's word (the lock's acquire)
-  first = __shfl_sync(full_mask, first, 0);
+                                                     bool run_here, std::uint64_t first, std::uint64_t* next_out) noexcept {
   detail::task_header* mine = nullptr;
-  unsigned long long next = first;
-  bool read_inline = false;
+  std::uint64_t next = first;
   for (;;) {
     detail::completion_view v;
     const bool there = detail::mailbox_read_completion(m, next + lane, &v);
     const unsigned ready = __ballot_sync(full_mask, there);
     const std::uint32_t n = ready == full_mask ? WEFT_WARP_SIZE : static_cast<std::uint32_t>(__ffs(~ready) - 1);
     if (n == 0) break;  // answers are delivered in index order: the first gap ends the drain
-    detail::task_header* t = lane < n ? detail::mailbox_deliver_result(m, next + lane, v) : nullptr;
-    read_inline = read_inline || __any_sync(full_mask, lane < n && v.inline_bytes != 0);
+    detail::task_header* t = nullptr;
+    if (lane < n) {
+      t = detail::mailbox_deliver_result(m, next + lane, v);
+      detail::mailbox_hand_back(m, next + lane, v.inline_bytes != 0);
+    }
     if (run_here && next == first) mine = t;
     else queue_woken(d, lane, t);
     next += n;
     if (n < WEFT_WARP_SIZE) break;
   }
-  if (next != first) {
-    __syncwarp();  // every lane's reads of its slots are done before lane 0 frees them
-    if (lane == 0) detail::mailbox_retire(m, next, next - first, read_inline);
-  }
+  if (next != first && lane == 0)
+    detail::device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(next - first), detail::mo_relaxed);
+  *next_out = next;
   return mine;
 }
 
@@ -162,18 +165,25 @@ __device__ inline void publish_waiting(detail::mailbox& m, std::uint32_t lane) n
 }
 
 // Lane 0: takes mailbox m's drain duty if requests are in flight there and nobody holds
-// it (a try-lock: nobody waits for it). Acquire: the drainer's own words (comp_next,
-// the backlog) pass from one holder to the next with it.
-__device__ inline bool try_take_drain(detail::mailbox& m, bool* inflight) noexcept {
+// it (a try-lock: nobody waits for it); *first: the next completion to deliver, from the
+// same RMW. Acquire: the drainer's own words (the backlog, the overflow ring's consumer
+// side) pass from one holder to the next with it (an in-place waiter gives the duty
+// back with a relaxed RMW: it does not touch them, and an RMW keeps the last release's
+// release sequence going).
+__device__ inline bool try_take_drain(detail::mailbox& m, bool* inflight, std::uint64_t* first) noexcept {
   if (detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_relaxed) == 0) return false;
   *inflight = true;
-  detail::device_atomic<std::uint32_t> lock(m.drain_lock);
-  return lock.load(detail::mo_relaxed) == 0 && lock.exchange(1, detail::mo_acquire) == 0;
+  detail::device_atomic<std::uint64_t> drain(m.drain);
+  if ((drain.load(detail::mo_relaxed) & detail::drain_held) != 0) return false;
+  const std::uint64_t was = drain.fetch_or(detail::drain_held, detail::mo_acquire);
+  *first = detail::drain_next(was);
+  return (was & detail::drain_held) == 0;
 }
-// All lanes: gives the duty back (release: see try_take_drain).
-__device__ inline void give_back_drain(detail::mailbox& m, std::uint32_t lane) noexcept {
+// All lanes: gives the duty back with `next`, the completion after the last delivered
+// (release: see try_take_drain).
+__device__ inline void give_back_drain(detail::mailbox& m, std::uint32_t lane, std::uint64_t next) noexcept {
   __syncwarp();  // every lane's part of the duty is done before lane 0 gives it back
-  if (lane == 0) detail::device_atomic<std::uint32_t>(m.drain_lock).store(0, detail::mo_release);
+  if (lane == 0) detail::device_atomic<std::uint64_t>(m.drain).store(detail::drain_word(next), detail::mo_release);
 }
 
 // Any warp, all lanes: drains each mailbox that has requests in flight and whose drain
@@ -189,54 +199,65 @@ __device__ inline detail::task_header* poll_mailboxes(device_sched& d, std::uint
   for (std::uint32_t b = 0; b < d.io.count; ++b) {
     detail::mailbox& m = d.io.boxes[b];
     int took = 0;
+    unsigned long long first = 0;
     if (lane == 0) {
       bool in = false;
-      took = try_take_drain(m, &in);
+      std::uint64_t f = 0;
+      took = try_take_drain(m, &in, &f);
+      first = f;
       any |= in;
     }
     if (!__shfl_sync(full_mask, took, 0)) continue;
-    detail::task_header* t = drain_answers(d, m, lane, run_here);
+    std::uint64_t next = 0;
+    detail::task_header* t = drain_answers(d, m, lane, run_here, __shfl_sync(full_mask, first, 0), &next);
     if (t != nullptr) mine = t;
     run_here = run_here && !__any_sync(full_mask, mine != nullptr);  // one batch per poll
     publish_waiting(m, lane);
-    give_back_drain(m, lane);
+    give_back_drain(m, lane, next);
   }
   *inflight = __shfl_sync(full_mask, any, 0) != 0;
   return mine;
 }
 
 // Worker 0 with nothing to run and requests in flight: takes the drain duty of every
-// mailbox with requests in flight (that nobody else holds) and polls their answers up
-// to `polls` times back to back (one PCIe round trip each, ~1.1 us on an H200), with no
-// lock traffic between polls, until one delivers. Returns this lane's task to run;
+// mailbox with requests in flight (that nobody else holds; the first await_boxes of
+// them: the others are polled from poll_mailboxes) and polls their answers up to `polls`
+// times back to back (one PCIe round trip each, ~1.1 us on an H200), with no lock
+// traffic between polls, until one delivers. Returns this lane's task to run;
 // *inflight: whether any requests were in flight.
+inline constexpr std::uint32_t await_boxes = 8;
 __device__ inline detail::task_header* await_answers(device_sched& d, std::uint32_t lane, std::uint32_t polls,
                                                      bool* inflight) noexcept {
   std::uint32_t held = 0;  // bit b: this warp holds mailbox b's duty
+  std::uint64_t next[await_boxes] = {};  // lane 0 fills them; every lane's after the broadcast
   int any = 0;
   if (lane == 0) {
     bool in = false;
-    for (std::uint32_t b = 0; b < d.io.count && b < 32; ++b)
-      if (try_take_drain(d.io.boxes[b], &in)) held |= 1u << b;
+    for (std::uint32_t b = 0; b < d.io.count && b < await_boxes; ++b)
+      if (try_take_drain(d.io.boxes[b], &in, &next[b])) held |= 1u << b;
     any = in;
   }
   held = __shfl_sync(full_mask, held, 0);
+  for (std::uint32_t bits = held; bits != 0; bits &= bits - 1) {
+    const std::uint32_t b = __ffs(bits) - 1;
+    next[b] = __shfl_sync(full_mask, static_cast<unsigned long long>(next[b]), 0);
+  }
   *inflight = __shfl_sync(full_mask, any, 0) != 0;
   detail::task_header* mine = nullptr;
   for (std::uint32_t round = 0; round < polls && held != 0; ++round) {
     bool woke = false;
     for (std::uint32_t bits = held; bits != 0; bits &= bits - 1) {
-      detail::mailbox& m = d.io.boxes[__ffs(bits) - 1];
-      detail::task_header* t = drain_answers(d, m, lane, !woke);
+      const std::uint32_t b = __ffs(bits) - 1;
+      detail::task_header* t = drain_answers(d, d.io.boxes[b], lane, !woke, next[b], &next[b]);
       if (t != nullptr) mine = t;
       woke = __any_sync(full_mask, mine != nullptr);
     }
     if (woke) break;
   }
   for (std::uint32_t bits = held; bits != 0; bits &= bits - 1) {
-    detail::mailbox& m = d.io.boxes[__ffs(bits) - 1];
-    publish_waiting(m, lane);
-    give_back_drain(m, lane);
+    const std::uint32_t b = __ffs(bits) - 1;
+    publish_waiting(d.io.boxes[b], lane);
+    give_back_drain(d.io.boxes[b], lane, next[b]);
   }
   return mine;
 }
@@ -271,14 +292,17 @@ __device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
 }
 
 // The lane alone in its warp, before its post to m: tries to take m's drain duty, and
-// returns the lock word it found (0: the duty is this lane's; then it must call
-// await_in_place after the post). Taken before the post, the duty makes the answer the
-// lane's own: no other drainer can deliver it. A relaxed exchange with no load first: its
-// round trip overlaps the post's claim instead of coming before it, and its acquire is
-// the fence at the top of await_in_place, before the waiter reads any drainer word. No
-// load first: a lane alone rarely meets a holder.
-__device__ inline std::uint32_t begin_take_drain(detail::mailbox& m) noexcept {
-  return detail::device_atomic<std::uint32_t>(m.drain_lock).exchange(1, detail::mo_relaxed);
+// returns the drain word it found (drain_held clear: the duty is this lane's, and the
+// rest of the word is the next completion to deliver; then it must call await_in_place
+// after the post). Taken before the post, the duty makes the answer the lane's own: no
+// other drainer can deliver it. A relaxed RMW with no load first (a lane alone rarely
+// meets a holder, and setting a set bit changes nothing): its round trip overlaps the
+// post's claim instead of coming before it. Relaxed, because the in-place waiter reads
+// no word a previous holder wrote but the drain word itself (it leaves the backlog and
+// the overflow ring to the warp-wide drainers); when it delivers another task's answer
+// it fences first (mailbox_deliver_to_waiter).
+__device__ inline std::uint64_t begin_take_drain(detail::mailbox& m) noexcept {
+  return detail::device_atomic<std::uint64_t>(m.drain).fetch_or(detail::drain_held, detail::mo_relaxed);
 }
 
 // What says whether this warp has work besides the waiter: relaxed loads, issued
@@ -314,56 +338,44 @@ __device__ inline void wait_cycles(std::uint32_t n) noexcept {
   }
 }
 
-// The waiter, after its post (holding the duty: begin_take_drain): polls until its
-// answer is in `own` (true: the task goes on without parking) or it gives up (false:
-// the task parks; a later drainer delivers the answer). A request that found the ring
-// full (not `published`) is not waited for. Either way it hands back the completions
-// it delivered and the duty; it leaves waiting requests to the next drainer (worker 0
-// polls while any request is in flight).
-// The first poll reads the completion where this warp's last wait on m ended
-// (staging_area::in_place_next) beside its load of comp_next, not after it: in a task
-// that calls the host again and again nobody else has drained m since, and the guess
-// saves the L2 round trip before the PCIe read. A wrong guess is dropped (the flags
-// tie the words read to that index; only comp_next says it is the next to deliver).
+// The waiter, after its post (holding the duty: begin_take_drain, which said the next
+// completion to deliver is `first`): polls until its answer is in `own` (true: the task
+// goes on without parking) or it gives up (false: the task parks; a later drainer
+// delivers the answer). A request that found the ring full (not `published`) is not
+// waited for. Either way it hands back the completions it delivered and the duty; it
+// leaves waiting requests to the next drainer (worker 0 polls while any request is in
+// flight).
+// The duty goes back with an RMW that writes the next completion into the drain word:
+//   * relaxed when the answer was taken: the next holder needs nothing this waiter wrote
+//     but the word itself (its hand-backs are for the reactor, the tasks it woke are
+//     synchronized by their own wake), and an RMW, unlike a plain store, keeps the
+//     release sequence of the last release going for the holder after it;
+//   * release when the waiter gives up: its request may have gone out without a release
+//     (device_post), and whoever delivers its answer acquires the op's writes from this.
+// No fence on the way in or out: on an H200 the acquire fence after the post and the
+// release fence before the give-back cost the round trip ~0.6 us (docs/benchmarks.md).
 __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detail::host_op* own, const lane_ids& id,
-                                      bool published) noexcept {
-  // The acquire of the duty's relaxed exchange (begin_take_drain): the last holder's
-  // words (comp_next, the completions it delivered) before this waiter's reads of them.
-  // Device scope, after the publication: it waits while the request is on its way to
-  // the host, which the first read's delay waits for anyway.
-  detail::fence_device_acquire();
+                                      bool published, std::uint64_t first) noexcept {
   staging_area& st = staging_of_this_warp();
-  std::uint64_t next = 0, first = 0;
+  std::uint64_t next = first;
   bool done = false, read_inline = false;
   if (published) {
     const inject_ring home = inject_of(d, id.worker);
     const auto queue = [&](detail::task_header* t) { enqueue_from_lane(d, id, t, /*may_fail=*/false); };
-    const std::uint64_t guess = st.in_place_box == &m ? st.in_place_next : ~std::uint64_t{0};
-    first = next = m.comp_next;  // the duty holder's word (after the fence above)
-    detail::completion_view v;
-    bool early = false;  // the first read came back before the answer
-    if (guess != ~std::uint64_t{0}) {
-      wait_cycles(st.in_place_delay);  // see in_place_delay_step
-      const bool there = detail::mailbox_read_completion(m, guess, &v);
-      if (guess == first && there) {
-        detail::mailbox_deliver_to_waiter(m, next++, v, own, &done, &read_inline, queue);
-        st.in_place_delay = st.in_place_delay > in_place_delay_down ? st.in_place_delay - in_place_delay_down : 0;
-      } else {
-        early = guess == first;
-      }
-    }
+    wait_cycles(st.in_place_delay);  // see in_place_delay_step
     for (std::uint32_t poll = 0; poll < in_place_polls && !done; ++poll) {
       const other_work_probe probe(d, home);
       detail::mailbox_drain_until_own(m, &next, own, in_place_batch, &done, &read_inline, queue);
-      if (done && early && poll == 0)  // just missed: a phase to move, not a slow request
+      if (poll == 0 && done)  // the first read found it: a little earlier next time
+        st.in_place_delay = st.in_place_delay > in_place_delay_down ? st.in_place_delay - in_place_delay_down : 0;
+      if (poll == 1 && done)  // just missed: a phase to move, not a slow request
         st.in_place_delay = min(st.in_place_delay + in_place_delay_step, in_place_delay_max);
       if (!done && probe.busy(st)) break;
     }
-    if (next != first) detail::mailbox_retire(m, next, next - first, read_inline);
-    st.in_place_box = &m;
-    st.in_place_next = next;
+    if (next != first) detail::mailbox_retire(m, first, next, read_inline);
   }
-  detail::device_atomic<std::uint32_t>(m.drain_lock).store(0, detail::mo_release);  // see give_back_drain
+  detail::device_atomic<std::uint64_t>(m.drain).exchange(detail::drain_word(next),
+                                                         done ? detail::mo_relaxed : detail::mo_release);
   return done;
 }
 

@@ -126,8 +126,6 @@ struct staging_area {
                              // emptiness seen by the owner lasts until its next push)
   std::uint32_t bulk_count;  // bulk jobs posted by this warp's lanes in this batch
   std::uint32_t batch_lanes;  // bit i: lane i runs a task in this batch (device_io.hpp: in place)
-  detail::mailbox* in_place_box;  // where this warp's last in-place wait was, and the
-  std::uint64_t in_place_next;    // comp_next it left there (device_io.hpp: await_in_place)
   std::uint32_t in_place_delay;   // cycles before an in-place wait's first read (device_io.hpp)
   std::uint32_t claim_capacity;   // claim_box's req_capacity (so a hinted claim loads nothing)
   detail::mailbox* claim_box;     // a lone task's last claim here (weft/detail/mailbox.hpp:

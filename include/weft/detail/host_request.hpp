@@ -97,11 +97,12 @@ WEFT_HOST_DEVICE inline errc post_request(host_op& op, bool* answered) noexcept 
 #if WEFT_DEVICE_PASS
   const exec::lane_ids id = exec::current_lane_ids();
   const bool alone = exec::alone_in_warp(id);
-  const std::uint32_t was = alone ? exec::begin_take_drain(m) : 1u;  // before the post: see there
-  // `was` is first needed at the publication, after the claim: the exchange's round trip
+  const std::uint64_t was = alone ? exec::begin_take_drain(m) : drain_held;  // before the post: see there
+  // `was` is first needed at the publication, after the claim: the RMW's round trip
   // overlaps the claim's.
-  const bool published = device_post(m, &op, alone, was == 0);
-  if (alone && was == 0) *answered = exec::await_in_place(*exec::g_device_sched, m, &op, id, published);
+  const bool own = (was & drain_held) == 0;
+  const bool published = device_post(m, &op, alone, own);
+  if (own) *answered = exec::await_in_place(*exec::g_device_sched, m, &op, id, published, drain_next(was));
 #else
   device_atomic<std::uint32_t>(m.inflight).fetch_add(1, mo_relaxed);
   mailbox_post_one(m, &op);

@@ -19,14 +19,16 @@
 //                doorbell says. The reactor polls these two lines instead of every slot.
 //     req_head   host -> task side. Requests the reactor has copied out: slot t % N is
 //                free for ticket t + N once req_head > t.
-//     comp_head  task side -> host. Completions the drainer has delivered.
-//   (There is no published-completions word: each completion's words carry its flag,
-//   so the drainer reads the completions themselves, one PCIe round trip for 32.)
+//   (There is no word for published or delivered completions: each completion's words
+//   carry its flag, so the drainer reads the completions themselves, one PCIe round
+//   trip for 32, and hands each slot back by marking it: see below.)
 //   mailbox (device memory on the cuda backend): the task side's own words.
 //     req_tail   the claim counter: ticket = req_tail++ (warp-aggregated on the GPU).
 //     head_seen  the last req_head the task side read: a claim reads the pinned
 //                req_head (a PCIe round trip) only when head_seen says the ring is full.
-//     comp_next  the drainer's next completion (the drainer is one thread or one warp).
+//     drain      the drain duty (bit 0: held; the GPU's try-lock, device_io.hpp) and,
+//                in the other bits, the next completion to deliver: whoever takes the
+//                duty reads where to go on in the same atomic (drain_word).
 //     waiters    requests that found the ring full (a Treiber stack of host_op): the
 //                drainer publishes them when slots free up. No lane ever spins on a
 //                full ring; the task stays parked until its completion. (On the GPU
@@ -45,21 +47,24 @@
 //      after a batch stores req_head (release, system): the copies and clears are done
 //      before any producer can reuse the slot.
 // Ownership of a completion slot (index c, slot c % M)
-//   1. The reactor writes completion c only while its slot is free (c < comp_head + M,
-//      comp_head read with acquire): the inline data's LL words, header words 1-5
-//      (8-byte relaxed stores), then header word 0 with release. A full
+//   1. The reactor writes completion c only once the slot is free: c < M, or completion
+//      c - M handed back (header word 5 carrying completion_handed_back and c - M's flag,
+//      read with acquire: mailbox_handed_back). It writes the inline data's LL words,
+//      header words 1-5 (8-byte relaxed stores), then header word 0 with release. A full
 //      completion ring keeps the rest in the reactor's own queue: the reactor never
 //      blocks on the GPU.
-//   2. The drainer reads the header words of comp_next, comp_next + 1, ... (system
+//   2. The drainer reads the header words of its next completion (drain), the one after, ... (system
 //      scope; independent loads, word 0 last with acquire: it pairs with the reactor's
 //      release store of word 0); completion c is there when every word carries
 //      ll_flag(c). It reads the inline data words the same way (a word not yet
 //      carrying the flag is read again: the reactor's release orders them before word
-//      0, but nothing orders the drainer's earlier loads), writes the result into the host_op (in
-//      the waiting task's frame), wakes the task, and then stores comp_head. Relaxed
-//      when only header words were read: the stored value is computed from those loads,
-//      so it cannot be seen before they are done. Release (system) when inline data was
-//      read too: those reads must be done before the host reuses the slot.
+//      0, but nothing orders the drainer's earlier loads), writes the result into the
+//      host_op (in the waiting task's frame), wakes the task, and hands the slot back
+//      (mailbox_hand_back): it stores word 5 = ll_word(completion_handed_back,
+//      ll_flag(c)). A mark per slot, not a shared head: drainers that follow one another
+//      (the GPU's drain duty passes from warp to warp) never store over each other, so a
+//      holder that gives the duty back needs no fence to keep its hand-backs ordered
+//      before the next holder's. The store's order: see mailbox_hand_back.
 // Each request names its host_op by address (the token); the reactor treats it as an
 // opaque number and returns it in exactly one completion. One completion, one wake:
 // the task state word's invariant (task_header.hpp).
@@ -395,7 +400,12 @@ WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const mailbox& m, st
 // would leave SCHEDULED set with nobody to queue it, or queue it twice). Every other
 // task that must be queued is passed to queue(t). Returns how many were delivered
 // (*next moves past them; the caller retires them); *own_done when its own was one.
-// mailbox_deliver_to_waiter delivers one completion so.
+// mailbox_deliver_to_waiter delivers one completion so. Another task's answer gets an
+// acquire fence (device scope) first: the waiter took the duty with a relaxed RMW
+// (device_io.hpp: begin_take_drain), and that task's host_op may have been published
+// without a release, by a poster whose release of the drain duty carries it: the fence
+// after the RMW that read that release makes the op's writes visible here. Its own op
+// needs none: this thread wrote it.
 template <class Queue>
 WEFT_HOST_DEVICE inline void mailbox_deliver_to_waiter(const mailbox& m, std::uint64_t c, const completion_view& v,
                                                        host_op* own, bool* own_done, bool* read_inline,
@@ -404,9 +414,10 @@ WEFT_HOST_DEVICE inline void mailbox_deliver_to_waiter(const mailbox& m, std::ui
   if (reinterpret_cast<host_op*>(v.token) == own) {
     mailbox_write_result(m, c, v, own);
     *own_done = true;
-  } else if (task_header* t = mailbox_deliver_result(m, c, v)) {
-    queue(t);
+    return;
   }
+  fence_device_acquire();
+  if (task_header* t = mailbox_deliver_result(m, c, v)) queue(t);
 }
 template <class Queue>
 WEFT_HOST_DEVICE inline std::uint32_t mailbox_drain_until_own(mailbox& m, std::uint64_t* next, host_op* own,
@@ -422,30 +433,71 @@ WEFT_HOST_DEVICE inline std::uint32_t mailbox_drain_until_own(mailbox& m, std::u
   return n;
 }
 
-// After delivering [comp_next, end): hands the slots back to the reactor (see step 2
-// of the completion slot's protocol for the order).
-WEFT_HOST_DEVICE inline void mailbox_retire(mailbox& m, std::uint64_t end, std::uint64_t delivered,
-                                            bool read_inline) noexcept {
-  m.comp_next = end;
-  device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(delivered), mo_relaxed);
-  system_atomic<std::uint64_t>(m.shared->comp_head).store(end, read_inline ? mo_release : mo_relaxed);
+// The drain word (mailbox::drain): drain_held while a drainer holds the duty (the GPU),
+// the rest the next completion to deliver. A holder reads it from the word it took the
+// duty with, and writes it back in the word that gives the duty back.
+inline constexpr std::uint64_t drain_held = 1;
+WEFT_HOST_DEVICE constexpr std::uint64_t drain_word(std::uint64_t next) noexcept { return next << 1; }
+WEFT_HOST_DEVICE constexpr std::uint64_t drain_next(std::uint64_t word) noexcept { return word >> 1; }
+
+// The drainer, after reading completion c (and delivering it): hands its slot back to
+// the reactor (step 2 of the completion slot's protocol) by storing header word 5 =
+// ll_word(completion_handed_back, ll_flag(c)); the reactor writes completion c + M there
+// once it sees it (mailbox_handed_back). The drainer's reads of the slot must be done
+// before the reactor writes it again:
+//   * inline data read (`read_inline`): a release store (system scope). On the GPU a
+//     fence before the store; such answers (a read's bytes) are rare on the latency path.
+//   * header words only, on the GPU: relaxed. The store is issued only once the loads of
+//     the header words have come back and been checked (the caller decided from them that
+//     c is there: a GPU does not issue a store under a branch before the loads that
+//     decide it), so the reactor cannot see the mark before they are done.
+//   * on the host backend: always release (a plain store on x86, and a thread sanitizer
+//     sees the pairing).
+WEFT_HOST_DEVICE inline void mailbox_hand_back(const mailbox& m, std::uint64_t c, bool read_inline) noexcept {
+  const std::uint64_t cap = m.comp_capacity;
+#if WEFT_DEVICE_PASS
+  const memory_order mo = read_inline ? mo_release : mo_relaxed;
+#else
+  (void)read_inline;
+  const memory_order mo = mo_release;
+#endif
+  system_atomic<std::uint64_t>(m.comp_words[completion_hand_back_word * cap + (c & (cap - 1))])
+      .store(ll_word(completion_handed_back, ll_flag(c)), mo);
 }
 
-// One thread's drain (the host backend's reactor, and tests): delivers every completion
+// The reactor: whether completion c's slot has been handed back (acquire: pairs with
+// mailbox_hand_back's release, or its control dependency, above).
+inline bool mailbox_handed_back(const mailbox_shared& sh, std::uint64_t c) noexcept {
+  const std::uint64_t cap = sh.comp_capacity;
+  const std::uint64_t w =
+      system_atomic<std::uint64_t>(sh.comp_words[completion_hand_back_word * cap + (c & (cap - 1))]).load(mo_acquire);
+  return w == ll_word(completion_handed_back, ll_flag(c));
+}
+
+// One thread, after delivering completions [first, end): hands their slots back and
+// counts them out of inflight.
+WEFT_HOST_DEVICE inline void mailbox_retire(mailbox& m, std::uint64_t first, std::uint64_t end,
+                                            bool read_inline) noexcept {
+  for (std::uint64_t c = first; c < end; ++c) mailbox_hand_back(m, c, read_inline);
+  device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(end - first), mo_relaxed);
+}
+
+// One thread's drain (the host backend's reactor, and tests; the only drainer of its
+// mailbox, so it keeps the drain word without the held bit): delivers every completion
 // that is there, then publishes waiting requests. Returns the completions delivered.
 inline std::uint32_t mailbox_drain_serial(mailbox& m) noexcept {
-  std::uint64_t c = m.comp_next;
-  bool read_inline = false;
+  device_atomic<std::uint64_t> drain(m.drain);
+  const std::uint64_t first = drain_next(drain.load(mo_relaxed));
+  std::uint64_t c = first;
   completion_view v;
   while (mailbox_read_completion(m, c, &v)) {
-    read_inline = read_inline || v.inline_bytes != 0;
     if (task_header* t = mailbox_deliver_result(m, c, v)) schedule(t);
+    mailbox_retire(m, c, c + 1, v.inline_bytes != 0);
     ++c;
   }
-  const std::uint64_t n = c - m.comp_next;
-  if (n != 0) mailbox_retire(m, c, n, read_inline);
+  if (c != first) drain.store(drain_word(c), mo_relaxed);
   mailbox_publish_waiters(m);
-  return static_cast<std::uint32_t>(n);
+  return static_cast<std::uint32_t>(c - first);
 }
 
 }  // namespace weft::detail

@@ -132,6 +132,11 @@ struct completion {
 // last written 2^32 - 1 laps of its slot earlier would pass its flag if the new one had
 // not landed yet: a bound weft accepts ((2^32 - 1) x M completions on one mailbox).
 inline constexpr std::uint32_t completion_header_words = 6;  // token (2), value (2), error, inline_bytes
+// The payload of header word 5 (inline_bytes, never this large) once the drainer has
+// handed completion c's slot back: ll_word(completion_handed_back, ll_flag(c))
+// (mailbox.hpp: mailbox_hand_back).
+inline constexpr std::uint32_t completion_handed_back = 0xffffffffu;
+inline constexpr std::uint32_t completion_hand_back_word = 5;  // inline_bytes: the word that carries it
 inline constexpr std::uint32_t completion_data_words = completion_inline_bytes / 4;
 static_assert(completion_inline_bytes % 4 == 0);
 
@@ -141,7 +146,6 @@ static_assert(completion_inline_bytes % 4 == 0);
 struct mailbox_shared {
   alignas(128) std::uint64_t doorbell;
   alignas(128) std::uint64_t req_head;
-  alignas(128) std::uint64_t comp_head;
   alignas(128) std::uint32_t req_capacity;  // power of two
   std::uint32_t comp_capacity;              // power of two
   request_slot* slots;                      // the same address on both sides (mapped)
@@ -183,9 +187,9 @@ struct mailbox {
   std::uint64_t head_seen;
   std::uint64_t waiters;  // host_op* of the stack's top, 0 when empty
   alignas(128) std::uint32_t inflight;
-  // The drainer's words.
-  alignas(128) std::uint32_t drain_lock;  // the GPU: 1 while a warp holds the drain duty (one drainer at a time)
-  std::uint64_t comp_next;
+  // The drainer's words. `drain`: bit 0 set while a drainer holds the duty (the GPU: one
+  // drainer at a time), bits 1.. the next completion to deliver (mailbox.hpp: drain_word).
+  alignas(128) std::uint64_t drain;
   host_op* backlog_head;  // the drainer's own FIFO of waiters not yet published
   host_op* backlog_tail;
 };
