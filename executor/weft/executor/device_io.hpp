@@ -36,7 +36,9 @@
 //     idle (then the drainer holds its only queue entry).
 //   * inflight counts requests posted and not yet delivered, so "inflight == 0" means
 //     there is nothing to deliver and nothing waiting to be published: one L2 load
-//     skips a mailbox.
+//     skips a mailbox. The one exception is the request an in-place waiter waits for
+//     (its own drain duty delivers it; it is counted when the waiter gives up): other
+//     warps neither take the duty from under the next call nor keep worker 0 awake.
 // Scopes: mailbox words shared with the host are system scope (mailbox.hpp); the drain
 // word, inflight, the overflow ring and the inject queue are device scope.
 #pragma once
@@ -121,8 +123,8 @@ __device__ inline void publish_overflow(detail::mailbox& m, std::uint32_t lane) 
 // read first; mailbox_layout.hpp); each lane hands its slot back as soon as it has
 // delivered it. The tasks of the first round stay in their lanes when `run_here` (the
 // caller runs them at once, as a batch: the shortest way from an answer to its task); the
-// others are queued (queue_woken). Returns this lane's task to run (or null); *next (every
-// lane): the completion after the last delivered.
+// others are queued (queue_woken). Returns this lane's task to run (or null); *next_out
+// (every lane): the completion after the last delivered.
 __device__ inline detail::task_header* drain_answers(device_sched& d, detail::mailbox& m, std::uint32_t lane,
                                                      bool run_here, std::uint64_t first, std::uint64_t* next_out) noexcept {
   detail::task_header* mine = nullptr;
@@ -353,7 +355,7 @@ __device__ inline void wait_cycles(std::uint32_t n) noexcept {
 //   * release when the waiter gives up: its request may have gone out without a release
 //     (device_post), and whoever delivers its answer acquires the op's writes from this.
 // No fence on the way in or out: on an H200 the acquire fence after the post and the
-// release fence before the give-back cost the round trip ~0.6 us (docs/benchmarks.md).
+// release fence before the give-back cost the round trip 0.2-0.7 us (docs/mailbox.md).
 __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detail::host_op* own, const lane_ids& id,
                                       bool published, std::uint64_t first) noexcept {
   staging_area& st = staging_of_this_warp();
@@ -372,7 +374,14 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
         st.in_place_delay = min(st.in_place_delay + in_place_delay_step, in_place_delay_max);
       if (!done && probe.busy(st)) break;
     }
-    if (next != first) detail::mailbox_retire(m, first, next, read_inline);
+    for (std::uint64_t c = first; c < next; ++c) detail::mailbox_hand_back(m, c, read_inline);
+    // inflight: minus the other tasks' answers delivered; plus its own request when it
+    // gives up (device_post left it out), before the duty's release, so that drainers
+    // come for it.
+    const auto others = static_cast<std::uint32_t>(next - first) - (done ? 1u : 0u);
+    const std::uint32_t own_pending = done ? 0u : 1u;
+    if (others != own_pending)
+      detail::device_atomic<std::uint32_t>(m.inflight).fetch_add(own_pending - others, detail::mo_relaxed);  // wraps: a subtraction
   }
   detail::device_atomic<std::uint64_t>(m.drain).exchange(detail::drain_word(next),
                                                          done ? detail::mo_relaxed : detail::mo_release);

@@ -39,7 +39,9 @@ namespace weft::detail {
 // wait), so a request that sends no task memory is published without the release fence
 // (mailbox_publish): the answer comes back to this thread, or to a drainer that takes
 // the duty after this lane gives it back (the lock's release and acquire then order the
-// host_op's writes before that drainer's reads).
+// host_op's writes before that drainer's reads). Its request, once in a ring slot, is
+// not counted in inflight: the waiter counts it if it gives up (await_in_place), so
+// while it waits other warps see nothing to drain and leave the duty alone.
 __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own_answer) noexcept {
   const unsigned active = __activemask();
   const unsigned group = __match_any_sync(active, reinterpret_cast<unsigned long long>(&m));
@@ -52,7 +54,6 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own
   unsigned long long ticket = 0, spill = ~0ull;
   unsigned got = 0;
   if (lane == leader) {
-    device_atomic<std::uint32_t>(m.inflight).fetch_add(size, mo_relaxed);
     std::uint64_t t = 0;
     exec::staging_area& st = exec::staging_of_this_warp();
     if (alone && st.claim_box == &m && mailbox_claim_hinted(m, {st.claim_next, st.claim_head, st.claim_capacity})) {
@@ -69,6 +70,10 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own
       st.claim_capacity = static_cast<std::uint32_t>(staged.mask + 1);  // loaded before the claim
     }
     ticket = t;
+    // Before any lane of the group publishes (a relaxed RMW: a drainer's subtraction
+    // could only come after the request's round trip to the host).
+    const std::uint32_t counted = own_answer && got == 1 ? 0u : size;  // own_answer: alone, size 1
+    if (counted != 0) device_atomic<std::uint32_t>(m.inflight).fetch_add(counted, mo_relaxed);
     if (got < size) spill = overflow.claim_push(size - got);  // ~0: no room there either
   }
   ticket = __shfl_sync(group, ticket, leader);

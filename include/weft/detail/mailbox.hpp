@@ -33,7 +33,8 @@
 //                drainer publishes them when slots free up. No lane ever spins on a
 //                full ring; the task stays parked until its completion. (On the GPU
 //                the overflow ring comes first: executor/weft/executor/device_io.hpp.)
-//     inflight   requests posted or waiting for space, not yet delivered.
+//     inflight   requests posted or waiting for space, not yet delivered (on the GPU
+//                but for the one an in-place waiter waits for: device_io.hpp).
 //
 // Ownership of a request slot (ticket t, slot t % N)
 //   1. A producer claims t by CAS on req_tail, only while t < head_seen + N (so the
