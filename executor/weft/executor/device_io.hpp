@@ -30,7 +30,8 @@
 //     completion, the backlog and the overflow ring's consumer side have a single owner.
 //     The next completion travels in the drain word itself; the rest passes with the
 //     take's acquire and the give-back's release (an in-place waiter, which touches
-//     neither, takes and gives back relaxed: await_in_place).
+//     neither, takes relaxed and gives back relaxed when it took its answer:
+//     await_in_place).
 //   * A delivered completion wakes its task exactly once (wake_needs_queue's RMW); the
 //     task is queued, or run in the drainer's lane, exactly when that RMW says it was
 //     idle (then the drainer holds its only queue entry).
@@ -226,7 +227,7 @@ __device__ inline detail::task_header* poll_mailboxes(device_sched& d, std::uint
 // them: the others are polled from poll_mailboxes) and polls their answers up to `polls`
 // times back to back (one PCIe round trip each, ~1.1 us on an H200), with no lock
 // traffic between polls, until one delivers. Returns this lane's task to run;
-// *inflight: whether any requests were in flight.
+// *inflight: whether any mailbox (all of them) had requests in flight.
 inline constexpr std::uint32_t await_boxes = 8;
 __device__ inline detail::task_header* await_answers(device_sched& d, std::uint32_t lane, std::uint32_t polls,
                                                      bool* inflight) noexcept {
@@ -235,8 +236,10 @@ __device__ inline detail::task_header* await_answers(device_sched& d, std::uint3
   int any = 0;
   if (lane == 0) {
     bool in = false;
-    for (std::uint32_t b = 0; b < d.io.count && b < await_boxes; ++b)
-      if (try_take_drain(d.io.boxes[b], &in, &next[b])) held |= 1u << b;
+    for (std::uint32_t b = 0; b < d.io.count; ++b) {
+      if (b >= await_boxes) in = in || detail::device_atomic<std::uint32_t>(d.io.boxes[b].inflight).load(detail::mo_relaxed) != 0;
+      else if (try_take_drain(d.io.boxes[b], &in, &next[b])) held |= 1u << b;
+    }
     any = in;
   }
   held = __shfl_sync(full_mask, held, 0);
@@ -365,16 +368,18 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
     const inject_ring home = inject_of(d, id.worker);
     const auto queue = [&](detail::task_header* t) { enqueue_from_lane(d, id, t, /*may_fail=*/false); };
     wait_cycles(st.in_place_delay);  // see in_place_delay_step
+    bool first_read_empty = false;  // the first read came back before any answer
     for (std::uint32_t poll = 0; poll < in_place_polls && !done; ++poll) {
       const other_work_probe probe(d, home);
-      detail::mailbox_drain_until_own(m, &next, own, in_place_batch, &done, &read_inline, queue);
+      const std::uint32_t got = detail::mailbox_drain_until_own(m, &next, own, in_place_batch, &done, &read_inline, queue);
+      if (poll == 0) first_read_empty = got == 0;
       if (poll == 0 && done)  // the first read found it: a little earlier next time
         st.in_place_delay = st.in_place_delay > in_place_delay_down ? st.in_place_delay - in_place_delay_down : 0;
-      if (poll == 1 && done)  // just missed: a phase to move, not a slow request
+      if (poll == 1 && done && first_read_empty)  // just missed: a phase to move, not a slow request
         st.in_place_delay = min(st.in_place_delay + in_place_delay_step, in_place_delay_max);
       if (!done && probe.busy(st)) break;
     }
-    for (std::uint64_t c = first; c < next; ++c) detail::mailbox_hand_back(m, c, read_inline);
+    detail::mailbox_hand_back_range(m, first, next, read_inline);
     // inflight: minus the other tasks' answers delivered; plus its own request when it
     // gives up (device_post left it out), before the duty's release, so that drainers
     // come for it.

@@ -38,8 +38,8 @@ namespace weft::detail {
 // `own_answer`: the lane holds m's drain duty and will take its own answer (the in-place
 // wait), so a request that sends no task memory is published without the release fence
 // (mailbox_publish): the answer comes back to this thread, or to a drainer that takes
-// the duty after this lane gives it back (the lock's release and acquire then order the
-// host_op's writes before that drainer's reads). Its request, once in a ring slot, is
+// the duty after this lane gives it back (this lane then gives the duty back with
+// release, and the next holder acquires it: await_in_place, mailbox_deliver_to_waiter). Its request, once in a ring slot, is
 // not counted in inflight: the waiter counts it if it gives up (await_in_place), so
 // while it waits other warps see nothing to drain and leave the duty alone.
 __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own_answer) noexcept {

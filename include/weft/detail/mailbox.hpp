@@ -9,7 +9,7 @@
 // Where each part lives
 //   mailbox_shared (pinned, mapped host memory on the cuda backend; ordinary memory on
 //   the host backend): the request slots, the completion ring's LL words
-//   (mailbox_layout.hpp), and three words, each on its own 128-byte line:
+//   (mailbox_layout.hpp), and two words, each on its own 128-byte line:
 //     doorbell   task side -> host. Each publication of ticket t then stores t + 1 here
 //                (relaxed; racing producers may store out of order, and a slot's words
 //                may land after its doorbell). The reactor scans when it changes, and on
@@ -323,8 +323,10 @@ struct completion_view {
 // request, and through the request's release the task's writes to its host_op)
 // happens-before whatever the drainer does next: it reads op->task and writes
 // op->value. (A request published without that release is delivered by its own
-// poster, or by a drainer that took the duty after the poster gave it back: the drain
-// lock's release and acquire carry the host_op then. device_io.hpp.) Loaded last, the
+// poster, or by a drainer that took the duty after the poster gave it back: the
+// poster's release of the duty carries the host_op then, to the next holder's acquire
+// (a warp-wide drainer's take, or an in-place waiter's fence before it delivers
+// another task's answer: mailbox_deliver_to_waiter). device_io.hpp.) Loaded last, the
 // acquire holds back none of the other five loads: they are all in flight at once.
 WEFT_HOST_DEVICE inline bool mailbox_read_completion(const mailbox& m, std::uint64_t c, completion_view* v) noexcept {
   const std::uint64_t cap = m.comp_capacity, at = c & (cap - 1);
@@ -400,7 +402,7 @@ WEFT_HOST_DEVICE inline task_header* mailbox_deliver_result(const mailbox& m, st
 // written into `own` with no wake: its task is RUNNING and will not park for it (a wake
 // would leave SCHEDULED set with nobody to queue it, or queue it twice). Every other
 // task that must be queued is passed to queue(t). Returns how many were delivered
-// (*next moves past them; the caller retires them); *own_done when its own was one.
+// (*next moves past them; the caller hands their slots back); *own_done when its own was one.
 // mailbox_deliver_to_waiter delivers one completion so. Another task's answer gets an
 // acquire fence (device scope) first: the waiter took the duty with a relaxed RMW
 // (device_io.hpp: begin_take_drain), and that task's host_op may have been published
@@ -475,11 +477,15 @@ inline bool mailbox_handed_back(const mailbox_shared& sh, std::uint64_t c) noexc
   return w == ll_word(completion_handed_back, ll_flag(c));
 }
 
-// One thread, after delivering completions [first, end): hands their slots back and
-// counts them out of inflight.
+// One thread, after delivering completions [first, end): hands their slots back
+// (mailbox_retire also counts them out of inflight).
+WEFT_HOST_DEVICE inline void mailbox_hand_back_range(const mailbox& m, std::uint64_t first, std::uint64_t end,
+                                                     bool read_inline) noexcept {
+  for (std::uint64_t c = first; c < end; ++c) mailbox_hand_back(m, c, read_inline);
+}
 WEFT_HOST_DEVICE inline void mailbox_retire(mailbox& m, std::uint64_t first, std::uint64_t end,
                                             bool read_inline) noexcept {
-  for (std::uint64_t c = first; c < end; ++c) mailbox_hand_back(m, c, read_inline);
+  mailbox_hand_back_range(m, first, end, read_inline);
   device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(end - first), mo_relaxed);
 }
 
@@ -493,10 +499,13 @@ inline std::uint32_t mailbox_drain_serial(mailbox& m) noexcept {
   completion_view v;
   while (mailbox_read_completion(m, c, &v)) {
     if (task_header* t = mailbox_deliver_result(m, c, v)) schedule(t);
-    mailbox_retire(m, c, c + 1, v.inline_bytes != 0);
+    mailbox_hand_back(m, c, v.inline_bytes != 0);
     ++c;
   }
-  if (c != first) drain.store(drain_word(c), mo_relaxed);
+  if (c != first) {
+    device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(c - first), mo_relaxed);
+    drain.store(drain_word(c), mo_relaxed);
+  }
   mailbox_publish_waiters(m);
   return static_cast<std::uint32_t>(c - first);
 }
