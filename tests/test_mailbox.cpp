@@ -181,7 +181,7 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
       wrong += op.value != next * 0x9e3779b97f4a7c15ull;
       wrong += static_cast<std::uint32_t>(op.error) != next % 7;
       for (std::uint32_t b = 0; b < bytes_of(next); ++b) wrong += bufs[next % ops.size()][b] != static_cast<unsigned char>(next + b);
-      d::mailbox_retire(r.m, next, next + 1, v.inline_bytes != 0);  // the writer may reuse the slot now
+      d::mailbox_hand_back(r.m, next, v.inline_bytes != 0);  // the writer may reuse the slot now
       ++next;
     }
     writer.join();
@@ -237,7 +237,7 @@ TEST_CASE("a task waiting in place takes its own answer without a wake and queue
           t->state = 0;  // the queue ran it: idle again for its next answer
         });
         wrong += got > 2;  // at most `max` answers per call
-        if (next != from) d::mailbox_retire(r.m, from, next, read_inline);
+        d::mailbox_hand_back_range(r.m, from, next, read_inline);
       }
       wrong += own.value != round;
       wrong += next - first != round % 4 + 1;  // stopped right after its own answer

@@ -477,16 +477,10 @@ inline bool mailbox_handed_back(const mailbox_shared& sh, std::uint64_t c) noexc
   return w == ll_word(completion_handed_back, ll_flag(c));
 }
 
-// One thread, after delivering completions [first, end): hands their slots back
-// (mailbox_retire also counts them out of inflight).
+// One thread, after delivering completions [first, end): hands their slots back.
 WEFT_HOST_DEVICE inline void mailbox_hand_back_range(const mailbox& m, std::uint64_t first, std::uint64_t end,
                                                      bool read_inline) noexcept {
   for (std::uint64_t c = first; c < end; ++c) mailbox_hand_back(m, c, read_inline);
-}
-WEFT_HOST_DEVICE inline void mailbox_retire(mailbox& m, std::uint64_t first, std::uint64_t end,
-                                            bool read_inline) noexcept {
-  mailbox_hand_back_range(m, first, end, read_inline);
-  device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(end - first), mo_relaxed);
 }
 
 // One thread's drain (the host backend's reactor, and tests; the only drainer of its
