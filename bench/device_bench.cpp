@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -56,20 +57,40 @@ bench_buffers g_buf;
 constexpr int max_pp_rounds = 10000;
 constexpr std::size_t copy_bytes = std::size_t{1} << 30;
 
+// WEFT_BENCH_WORKERS and WEFT_BENCH_PARK_MAX_NS override the shared runtime's worker
+// warps and longest nap (for sweeps; unset: every warp slot, the default nap).
+unsigned env_or(const char* name, unsigned fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
 weft::runtime& shared_runtime() {
-  static weft::runtime rt(bench_config(std::size_t{4} << 30));
+  static weft::runtime rt([] {
+    weft::config c = bench_config(std::size_t{4} << 30, env_or("WEFT_BENCH_WORKERS", 0));
+    c.park_max_ns = env_or("WEFT_BENCH_PARK_MAX_NS", c.park_max_ns);
+    return c;
+  }());
   return rt;
 }
+
+double g_timed_s = 0;  // every seconds_of so far (report_scheduler's nap fraction)
 
 template <class F>
 double seconds_of(F&& f) {
   const auto t0 = clock_type::now();
   f();
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
+  const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+  g_timed_s += s;
+  return s;
 }
 
 // Scheduler counters over one benchmark (differences of two snapshots).
-void report_scheduler(benchmark::State& st, const weft::exec::device_stats& a, const weft::exec::device_stats& b) {
+// nap_fraction: the share of the timed worker-warp time spent napping while parked
+// (`timed_s`: g_timed_s when `a` was taken).
+void report_scheduler(benchmark::State& st, const weft::exec::device_stats& a, const weft::exec::device_stats& b,
+                      weft::runtime& rt, double timed_s) {
+  const double warp_ns = double(rt.device()->report().workers) * (g_timed_s - timed_s) * 1e9;
+  st.counters["nap_fraction"] = warp_ns > 0 ? double(b.napped_ns - a.napped_ns) / warp_ns : 0;
   const double batches = double(b.batches - a.batches);
   st.counters["lanes_per_batch"] = batches ? double(b.lanes_used - a.lanes_used) / batches : 0;
   st.counters["batches"] = batches;
@@ -128,6 +149,7 @@ void BM_yield_many(benchmark::State& st) {
   for (unsigned i = 0; i < tasks; ++i) want += yielder_reference(i, yields);
   rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
   const auto before = rt.device()->stats();
+  const double timed_before = g_timed_s;
   for (auto _ : st) {
     unsigned got = 0;
     st.SetIterationTime(seconds_of([&] {
@@ -137,7 +159,7 @@ void BM_yield_many(benchmark::State& st) {
   }
   st.counters["resumes_per_s"] =
       benchmark::Counter(double(tasks) * (yields + 1) * st.iterations(), benchmark::Counter::kIsRate);
-  report_scheduler(st, before, rt.device()->stats());
+  report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
   report_executor(st, rt);
 }
 
@@ -146,6 +168,7 @@ void BM_spawn_many(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const unsigned tasks = static_cast<unsigned>(st.range(0));
   const auto before = rt.device()->stats();
+  const double timed_before = g_timed_s;
   for (auto _ : st) {
     unsigned got = 0;
     st.SetIterationTime(seconds_of([&] {
@@ -153,7 +176,7 @@ void BM_spawn_many(benchmark::State& st) {
     }));
     if (got != tasks / 2) st.SkipWithError("wrong sum");
   }
-  report_scheduler(st, before, rt.device()->stats());
+  report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
   st.counters["tasks_per_s"] = benchmark::Counter(double(tasks) * st.iterations(), benchmark::Counter::kIsRate);
 }
 
@@ -245,6 +268,7 @@ void BM_ping_pong(benchmark::State& st) {
   auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
   rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
   const auto before = rt.device()->stats();
+  const double timed_before = g_timed_s;
   for (auto _ : st) {
     int got = 0;
     st.SetIterationTime(seconds_of([&] {
@@ -261,7 +285,7 @@ void BM_ping_pong(benchmark::State& st) {
   st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
   st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
-  report_scheduler(st, before, rt.device()->stats());
+  report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
 }
 
 // ------------------------------------------------------------------ idle cost

@@ -318,6 +318,7 @@ device_stats device_runtime::stats() const noexcept {
     st.stolen += w.stats.stolen;
     st.injected += w.stats.injected;
     st.parks += w.stats.parks;
+    st.napped_ns += w.stats.napped_ns;
     st.live_roots += static_cast<std::int64_t>(w.stats.spawned) - static_cast<std::int64_t>(w.stats.destroyed);
   }
   return st;

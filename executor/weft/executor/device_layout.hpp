@@ -111,6 +111,7 @@ struct worker_stats {
   std::uint64_t stolen;      // tasks taken from other workers
   std::uint64_t injected;    // tasks taken from the inject queue
   std::uint64_t parks;       // times the warp parked
+  std::uint64_t napped_ns;   // sum of its naps while parked (idle time)
   std::uint64_t spawned;     // roots submitted by this warp's lanes
   std::uint64_t destroyed;   // roots destroyed by this warp's lanes
 };

@@ -80,7 +80,7 @@ struct device_runtime_config {
 };
 
 struct device_stats {
-  std::uint64_t resumed = 0, batches = 0, lanes_used = 0, stolen = 0, injected = 0, parks = 0;
+  std::uint64_t resumed = 0, batches = 0, lanes_used = 0, stolen = 0, injected = 0, parks = 0, napped_ns = 0;
   std::int64_t live_roots = 0;
 };
 

@@ -323,6 +323,7 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   }
   sleepers.fetch_sub(1, detail::mo_relaxed);
   ++c.st.stats.parks;
+  c.st.stats.napped_ns += slept;
   return woke;
 }
 
@@ -405,6 +406,7 @@ __device__ inline void publish_stats(worker_ctx& c) noexcept {
   g.stolen = c.st.stats.stolen;
   g.injected = c.st.stats.injected;
   g.parks = c.st.stats.parks;
+  g.napped_ns = c.st.stats.napped_ns;
 }
 
 __device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {
