@@ -239,6 +239,15 @@ TEST_CASE("backend selection honours WEFT_BACKEND and reports unusable backends 
       REQUIRE(err.code() == weft::errc::backend_unavailable);
       REQUIRE(std::string(err.what()).find("cuda") != std::string::npos);
     }
+    bad.device = 0;
+    bad.frame_pool_bytes = std::size_t{300} << 30;  // past the 32-bit granule indices of the device pool
+    try {
+      weft::runtime rt(bad);
+      FAIL("a runtime was made with a 300 GiB frame pool");
+    } catch (const weft::error& err) {  // checked before the GPU is looked at: the same everywhere
+      REQUIRE(err.code() == weft::errc::invalid_argument);
+      REQUIRE(std::string(err.what()).find("256 GiB") != std::string::npos);
+    }
     weft::config c;
     c.kind = weft::backend::host;  // an explicit config wins over the environment
     weft::runtime rt(c);

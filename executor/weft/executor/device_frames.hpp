@@ -1,32 +1,53 @@
-// weft/executor/device_frames.hpp - the device frame pool: sharded free lists and lane caches.
+// weft/executor/device_frames.hpp - the device frame pool: lock-free magazine shards and lane caches.
 //
 // Roles
 //   arena         one device allocation of config::frame_pool_bytes, carved into blocks
-//                 of 15 size classes (64 B .. 1 MiB) on demand, never returned.
-//   frame_shard   num_shards free lists per class, each under its own spin lock. A lane
-//                 refills from and flushes to the shard of its warp (warp id % shards),
-//                 so thousands of lanes do not meet on one lock; only an exhausted shard
-//                 sends a lane to carve or to the other shards.
-//   lane_cache    a stack of up to 8 blocks per small class (64 B .. 1 KiB) for each lane
-//                 of each worker warp: private to that lane, so the common allocation is
-//                 a load and a store. (Lanes of one warp run different tasks, diverged,
+//                 of 15 size classes (64 B .. 1 MiB) on demand, never returned. A block
+//                 is named by the index of its first 64-byte granule (32 bits: the arena
+//                 is at most 256 GiB, device_runtime.cpp checks).
+//   magazine      up to mag_max free blocks of one class, listed inside the first of them
+//                 (its first 64 bytes, as 16 words):
+//                   word 0       the next magazine below it on its stack (granule + 1; 0: none)
+//                   word 1       m, the blocks in the magazine, itself included (1 .. mag_max)
+//                   words 2 ..   the granules of the other m - 1 blocks
+//   frame_shard   num_shards lock-free stacks of magazines per class (Treiber stacks with
+//                 a tagged top word). A lane refills from and returns to the shard of its
+//                 warp (warp id % shards), so thousands of lanes do not meet on one word;
+//                 only an empty shard sends a lane to carve or to the other shards.
+//   lane_cache    a stack of up to lane_cache_depth blocks per small class (64 B .. 1 KiB)
+//                 for each lane of each worker warp: private to that lane, so the common
+//                 allocation is a load and a store. An empty cache pops one magazine
+//                 (one CAS for up to 15 blocks); a full one pushes its upper half as one
+//                 magazine (one CAS). (Lanes of one warp run different tasks, diverged,
 //                 so a cache shared by the warp would need atomics on every call.)
 //   side tables   block_class (class + 1 at each block's first 64-byte granule, written
 //                 once when carved) and block_live (1 while the block holds a coroutine
 //                 frame, 2 while it holds another object: a channel's buffer, when_any's
 //                 shared state). Shutdown scans them to find every frame still alive.
 // Invariants
-//   * A block is in exactly one place: a shard's free list, one lane cache, or a live
-//     frame or object (block_live != 0 exactly in the last case).
+//   * A block is in exactly one place: a magazine on a shard's stack, one lane cache, or
+//     a live frame or object (block_live != 0 exactly in the last case).
+//   * A magazine's words do not change while it is on a stack: only the lane that pops
+//     it (the CAS that takes it off) may reuse its blocks.
 //   * `carved` only grows and never passes arena_bytes.
 //   * Exhaustion returns nullptr after the own shard, carving and every other shard
 //     came up empty; the task sees errc::out_of_memory. No device malloc anywhere.
-// Memory orders
-//   * Free lists: spin_lock acquire/release around a few pointer moves.
+// Memory orders (device scope: every worker warp of the GPU shares the pool)
+//   * push: the magazine's words are written, then the top CAS releases them.
+//   * pop: the top is loaded with acquire (it reads the last RMW of the release sequence
+//     that began at the push of that magazine, so the magazine's words are visible); the
+//     words are read, then the CAS takes the magazine off with the same (tagged) value.
+//     Every push and pop adds 1 to the tag, so a top that was popped and pushed back in
+//     between (ABA) no longer matches and the CAS fails. A loser may read words of a
+//     block that its new owner is writing; it discards them (its CAS fails). Those reads
+//     are relaxed atomics at device scope, so no stale L1 line is read either.
 //   * `carved`: relaxed CAS; it hands out disjoint ranges. A frame's contents reach
 //     other lanes through whatever publishes the task (its state word, a queue).
 //   * Side-table bytes are written by the lane that owns the block and read by the
 //     teardown kernel after the workers' kernel has ended (kernel boundary = ordering).
+// Why no lock: the spin-locked free lists this replaces took 30,000 to 175,000 cycles
+// per refill under load on an H200 (lanes of one warp spinning on one lock, and a chain
+// of dependent loads inside it); a pop is three dependent accesses (top, magazine, CAS).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +61,9 @@ namespace weft::exec {
 class device_frames {
  public:
   static constexpr std::size_t granule = 64;
-  static constexpr unsigned refill = lane_cache_depth / 2;
+  static constexpr unsigned mag_max = granule / sizeof(std::uint32_t) - 1;  // 15
+  static constexpr unsigned refill = lane_cache_depth / 2;                  // blocks per pushed magazine
+  static_assert(lane_cache_depth <= 255 && mag_max <= lane_cache_depth, "an empty cache takes a whole magazine");
 
   WEFT_HOST_DEVICE explicit device_frames(device_sched& d) noexcept : d_(d) {}
 
@@ -51,31 +74,37 @@ class device_frames {
                                   std::uint8_t mark = live_frame) noexcept {
     const int c = size_class_pool::class_of(n);
     if (c < 0) return nullptr;
-    void* b = nullptr;
+    std::uint32_t g = 0;
+    bool got = false;
     if (cache != nullptr && static_cast<unsigned>(c) < lane_cache_classes) {
       std::uint8_t& k = cache->count[c];
-      if (k == 0) k = static_cast<std::uint8_t>(take(static_cast<unsigned>(c), cache->slots[c], refill, shard));
-      if (k != 0) b = cache->slots[c][--k];
+      if (k == 0) k = static_cast<std::uint8_t>(take(static_cast<unsigned>(c), cache->slots[c], lane_cache_depth, shard));
+      if (k != 0) {
+        g = cache->slots[c][--k];
+        got = true;
+      }
     } else {
-      take(static_cast<unsigned>(c), &b, 1, shard);
+      got = take(static_cast<unsigned>(c), &g, 1, shard) != 0;
     }
-    if (b != nullptr) d_.block_live[index_of(b)] = mark;
-    return b;
+    if (!got) return nullptr;
+    d_.block_live[g] = mark;
+    return block_at(g);
   }
 
   WEFT_HOST_DEVICE void deallocate(void* p, std::size_t n, lane_cache* cache, unsigned shard) noexcept {
     const unsigned c = static_cast<unsigned>(size_class_pool::class_of(n));
-    d_.block_live[index_of(p)] = 0;
+    const std::uint32_t g = granule_of(p);
+    d_.block_live[g] = 0;
     if (cache != nullptr && c < lane_cache_classes) {
       std::uint8_t& k = cache->count[c];
       if (k == lane_cache_depth) {
         give(c, &cache->slots[c][refill], lane_cache_depth - refill, shard);
         k = refill;
       }
-      cache->slots[c][k++] = p;
+      cache->slots[c][k++] = g;
       return;
     }
-    give(c, &p, 1, shard);
+    give(c, &g, 1, shard);
   }
 
   // Returns a lane cache's blocks to the shards (teardown).
@@ -86,44 +115,69 @@ class device_frames {
     }
   }
 
-  WEFT_HOST_DEVICE std::uint64_t index_of(const void* p) const noexcept {
-    return static_cast<std::uint64_t>(static_cast<const char*>(p) - d_.arena) / granule;
-  }
-
  private:
-  // Up to `max` blocks of class c: own shard, then fresh carving, then other shards.
-  WEFT_HOST_DEVICE unsigned take(unsigned c, void** out, unsigned max, unsigned shard) noexcept {
-    unsigned n = pop_shard(d_.shards[shard % d_.num_shards], c, out, max);
-    if (n == 0) n = carve(c, out, max);
-    for (unsigned i = 1; n == 0 && i < d_.num_shards; ++i) n = pop_shard(d_.shards[(shard + i) % d_.num_shards], c, out, max);
+  WEFT_HOST_DEVICE std::uint32_t granule_of(const void* p) const noexcept {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(static_cast<const char*>(p) - d_.arena) / granule);
+  }
+  WEFT_HOST_DEVICE void* block_at(std::uint32_t g) const noexcept { return d_.arena + std::uint64_t{g} * granule; }
+  WEFT_HOST_DEVICE std::uint32_t* words_of(std::uint32_t g) const noexcept {
+    return static_cast<std::uint32_t*>(block_at(g));
+  }
+
+  // Up to `max` blocks of class c into out[]: own shard, then fresh carving, then the
+  // other shards. Returns how many (0: the pool is exhausted for this class).
+  WEFT_HOST_DEVICE unsigned take(unsigned c, std::uint32_t* out, unsigned max, unsigned shard) noexcept {
+    unsigned n = pop(d_.shards[shard % d_.num_shards], c, out, max, shard);
+    if (n == 0) n = carve(c, out, max < refill ? max : refill);
+    for (unsigned i = 1; n == 0 && i < d_.num_shards; ++i) n = pop(d_.shards[(shard + i) % d_.num_shards], c, out, max, shard);
     return n;
   }
 
-  WEFT_HOST_DEVICE unsigned pop_shard(frame_shard& s, unsigned c, void** out, unsigned max) noexcept {
-    if (detail::device_atomic<void*>(s.head[c]).load(detail::mo_relaxed) == nullptr) return 0;  // cheap miss
-    unsigned n = 0;
-    lock(s, c);
-    while (n < max && s.head[c] != nullptr) {
-      void* b = s.head[c];
-      s.head[c] = *static_cast<void**>(b);
-      out[n++] = b;
+  // Returns n blocks of class c to the shard, as magazines of at most mag_max.
+  WEFT_HOST_DEVICE void give(unsigned c, const std::uint32_t* blocks, unsigned n, unsigned shard) noexcept {
+    for (unsigned at = 0; at < n; at += mag_max)
+      push(d_.shards[shard % d_.num_shards], c, blocks + at, n - at < mag_max ? n - at : mag_max);
+  }
+
+  // Pushes blocks[0 .. m) as one magazine (1 <= m <= mag_max).
+  WEFT_HOST_DEVICE void push(frame_shard& s, unsigned c, const std::uint32_t* blocks, unsigned m) noexcept {
+    // Relaxed atomic stores: a popper that loses its CAS may be reading these words.
+    std::uint32_t* w = words_of(blocks[0]);
+    detail::device_atomic<std::uint32_t>(w[1]).store(m, detail::mo_relaxed);
+    for (unsigned i = 1; i < m; ++i) detail::device_atomic<std::uint32_t>(w[1 + i]).store(blocks[i], detail::mo_relaxed);
+    detail::device_atomic<std::uint64_t> top(s.top[c]);
+    detail::device_atomic<std::uint32_t> next(w[0]);
+    std::uint64_t t = top.load(detail::mo_relaxed);
+    do {
+      next.store(static_cast<std::uint32_t>(t), detail::mo_relaxed);
+    } while (!top.compare_exchange_weak(t, ((t >> 32) + 1) << 32 | (std::uint64_t{blocks[0]} + 1), detail::mo_release,
+                                        detail::mo_relaxed));
+  }
+
+  // Pops one magazine into out[] (at most `max` of its blocks: the rest go back as a
+  // magazine of their own, which only a caller wanting fewer than a magazine sees).
+  WEFT_HOST_DEVICE unsigned pop(frame_shard& s, unsigned c, std::uint32_t* out, unsigned max, unsigned shard) noexcept {
+    detail::device_atomic<std::uint64_t> top(s.top[c]);
+    std::uint64_t t = top.load(detail::mo_acquire);
+    std::uint32_t words[mag_max + 1];
+    for (;;) {
+      if (static_cast<std::uint32_t>(t) == 0) return 0;  // empty (also the cheap miss of a scan)
+      std::uint32_t* w = words_of(static_cast<std::uint32_t>(t) - 1);
+      // Every word at once (independent loads: one memory latency), before the CAS: valid
+      // if the CAS succeeds, since the magazine cannot change while it is on the stack.
+      for (unsigned i = 0; i <= mag_max; ++i) words[i] = detail::device_atomic<std::uint32_t>(w[i]).load(detail::mo_relaxed);
+      if (top.compare_exchange_weak(t, ((t >> 32) + 1) << 32 | words[0], detail::mo_acquire, detail::mo_acquire)) break;
     }
-    unlock(s, c);
+    const std::uint32_t first = static_cast<std::uint32_t>(t) - 1;
+    const unsigned m = words[1] >= 1 && words[1] <= mag_max ? words[1] : 1;  // written by push: always in range
+    out[0] = first;
+    const unsigned n = m < max ? m : max;
+    for (unsigned i = 1; i < n; ++i) out[i] = words[1 + i];
+    if (n < m) give(c, words + 1 + n, m - n, shard);
     return n;
   }
 
-  WEFT_HOST_DEVICE void give(unsigned c, void* const* blocks, unsigned n, unsigned shard) noexcept {
-    if (n == 0) return;
-    frame_shard& s = d_.shards[shard % d_.num_shards];
-    lock(s, c);
-    for (unsigned i = 0; i < n; ++i) {
-      *static_cast<void**>(blocks[i]) = s.head[c];
-      s.head[c] = blocks[i];
-    }
-    unlock(s, c);
-  }
-
-  WEFT_HOST_DEVICE unsigned carve(unsigned c, void** out, unsigned max) noexcept {
+  WEFT_HOST_DEVICE unsigned carve(unsigned c, std::uint32_t* out, unsigned max) noexcept {
     const std::uint64_t bytes = size_class_pool::class_bytes(c);
     detail::device_atomic<std::uint64_t> carved(d_.carved);
     std::uint64_t old = carved.load(detail::mo_relaxed);
@@ -134,22 +188,10 @@ class device_frames {
       if (n == 0) return 0;
     } while (!carved.compare_exchange_weak(old, old + n * bytes, detail::mo_relaxed, detail::mo_relaxed));
     for (unsigned i = 0; i < n; ++i) {
-      out[i] = d_.arena + old + i * bytes;
-      d_.block_class[(old + i * bytes) / granule] = static_cast<std::uint8_t>(c + 1);
+      out[i] = static_cast<std::uint32_t>((old + i * bytes) / granule);
+      d_.block_class[out[i]] = static_cast<std::uint8_t>(c + 1);
     }
     return n;
-  }
-
-  WEFT_HOST_DEVICE static void lock(frame_shard& s, unsigned c) noexcept {
-    detail::device_atomic<std::uint32_t> w(s.lock[c]);
-    while (w.load(detail::mo_relaxed) != 0 || w.exchange(1, detail::mo_acquire) != 0) {
-#if WEFT_DEVICE_PASS
-      __nanosleep(64);
-#endif
-    }
-  }
-  WEFT_HOST_DEVICE static void unlock(frame_shard& s, unsigned c) noexcept {
-    detail::device_atomic<std::uint32_t>(s.lock[c]).store(0, detail::mo_release);
   }
 
   device_sched& d_;

@@ -86,21 +86,23 @@ struct alignas(128) inject_shard {
   std::uint64_t mask;
 };
 
-// Per-lane frame caches: lane-private stacks of blocks for the small classes.
+// Per-lane frame caches: lane-private stacks of blocks for the small classes, each
+// block named by its 64-byte granule's index in the arena (device_frames.hpp).
 inline constexpr unsigned lane_cache_classes = 5;  // 64 B .. 1 KiB
-inline constexpr unsigned lane_cache_depth = 8;
+inline constexpr unsigned lane_cache_depth = 16;
+inline constexpr std::uint64_t max_frame_pool_bytes = (std::uint64_t{1} << 32) * 64 - 64;  // 32-bit granule indices
 struct lane_cache {
-  void* slots[lane_cache_classes][lane_cache_depth];
+  std::uint32_t slots[lane_cache_classes][lane_cache_depth];
   std::uint8_t count[lane_cache_classes];
   std::uint8_t destroying;  // the lane is inside device_destroy_frame (device_hooks.hpp)
   void* destroy_head;       // frames whose destruction was deferred meanwhile
 };
 
-// One free-list shard of the device frame pool.
+// One shard of the device frame pool: a lock-free stack of magazines per class
+// (device_frames.hpp). top = tag << 32 | (granule of the top magazine + 1); 0: empty.
 inline constexpr unsigned frame_classes = 15;
-struct alignas(64) frame_shard {
-  std::uint32_t lock[frame_classes];
-  void* head[frame_classes];
+struct alignas(128) frame_shard {
+  std::uint64_t top[frame_classes];
 };
 
 // Counters a worker keeps for the host (each written by its own warp only).
@@ -116,7 +118,10 @@ struct worker_stats {
   std::uint64_t destroyed;   // roots destroyed by this warp's lanes
 };
 
-inline constexpr std::uint32_t staging_capacity = 64;
+// 512: a batch of 32 lanes that each spawn 16 tasks fits, so spawns stay in shared
+// memory and leave the warp in aggregated ring pushes (flush_staging), not one inject
+// push (and wake-up) per task. 4 KiB per warp, 16 KiB per block of shared memory.
+inline constexpr std::uint32_t staging_capacity = 512;
 inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks of 128 threads
 
 // Tasks a warp's lanes woke or spawned during a batch (the LIFO slot, widened to a

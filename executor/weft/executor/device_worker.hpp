@@ -13,7 +13,9 @@
 //   3. settle  yielded tasks (and tasks woken while they ran) go back into the ring in
 //              one warp-aggregated push (ballot + popc, one release of the tail). A full
 //              ring first moves its 32 oldest tasks to the inject queue. Staged tasks
-//              beyond the newest 8 move to the ring too, where other warps can steal them.
+//              beyond the newest 8 move to the ring too, where other warps can steal them,
+//              or to the inject queue when the ring is full (flush_staging; what fits
+//              nowhere stays staged, up to 512: a warp never waits for room here).
 //   4. if the batch was empty (find_work): the reactor's answers (their tasks run at
 //              once, in the lanes that delivered them), the other inject shards, then
 //              search (steal) or park, below.
@@ -220,19 +222,40 @@ __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noex
 }
 
 // Keeps the newest `lifo_keep` staged tasks for the next batch (the LIFO slot) and
-// moves the older ones into the ring, where thieves can take them: a task that spawns
-// many children must not keep them all to its own warp.
+// moves the older ones where other warps can take them: a task that spawns many
+// children must not keep them all to its own warp. First into the ring, as far as it
+// has room (thieves steal from there); then, 32 at a time, into the warp's inject shard
+// while that has room. What fits in neither stays staged, oldest first, and leaves in
+// later batches: never wait for room here, since with one worker, or every queue
+// full, only this warp's next batches make room (a spawn storm must not hang the warp).
 __device__ inline void flush_staging(worker_ctx& c) noexcept {
   __syncwarp();  // the lanes' staging writes of this batch
   const std::uint32_t staged = c.st.count;
   if (staged <= lifo_keep) return;
   const std::uint32_t excess = staged - lifo_keep;
-  for (std::uint32_t base = 0; base < excess; base += 32)
-    push_to_ring(c, base + c.lane < excess ? c.st.slots[base + c.lane] : nullptr);
-  detail::task_header* keep = c.lane < lifo_keep ? c.st.slots[excess + c.lane] : nullptr;
-  __syncwarp();
-  if (c.lane < lifo_keep) c.st.slots[c.lane] = keep;
-  if (c.lane == 0) c.st.count = lifo_keep;
+  std::uint32_t room = 0;
+  if (c.lane == 0) room = c.w.ring.capacity() - c.w.ring.size_approx();  // a lower bound: thieves only free room
+  room = __shfl_sync(full_mask, room, 0);
+  const std::uint32_t to_ring = min(excess, room);
+  for (std::uint32_t base = 0; base < to_ring; base += 32)  // fits: no overflow path is taken
+    push_to_ring(c, base + c.lane < to_ring ? c.st.slots[base + c.lane] : nullptr);
+  std::uint32_t moved = to_ring;
+  while (moved < excess) {
+    const std::uint32_t n = min(32u, excess - moved);
+    if (!warp_inject_push(inject_of(c.d, c.id), c.lane, c.lane < n ? c.st.slots[moved + c.lane] : nullptr)) break;
+    if (c.lane == 0) notify_one(c.d);
+    moved += n;
+  }
+  // Slide the rest down to slot 0 (read a chunk, then write it: the write range of a
+  // chunk lies below its read range or overlaps only its own).
+  const std::uint32_t left = staged - moved;
+  for (std::uint32_t base = 0; base < left; base += 32) {
+    detail::task_header* t = base + c.lane < left ? c.st.slots[moved + base + c.lane] : nullptr;
+    __syncwarp();
+    if (base + c.lane < left) c.st.slots[base + c.lane] = t;
+    __syncwarp();
+  }
+  if (c.lane == 0) c.st.count = left;
   __syncwarp();
 }
 
