@@ -73,7 +73,7 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   if (kind == backend::automatic) kind = cuda_usable(cfg.device) ? backend::cuda : backend::host;
   if (kind == backend::cuda && cfg.frame_pool_bytes > exec::max_frame_pool_bytes)  // before the GPU is looked at
     throw error(errc::invalid_argument,
-                "weft: config::frame_pool_bytes is larger than 256 GiB, the cuda backend's frame pool limit");
+                "weft: config::frame_pool_bytes is 256 GiB or more, past the cuda backend's frame pool limit");
   if (kind == backend::cuda && !cuda_usable(cfg.device)) cuda_unavailable(cfg.device);
   if (cfg.frame_allocator == nullptr && cfg.frame_pool_bytes < exec::size_class_pool::min_block)
     throw error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");

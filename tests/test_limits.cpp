@@ -63,6 +63,25 @@ WEFT_HOST_DEVICE weft::task<tally> spawn_storm(int n) {
   co_return t;
 }
 
+WEFT_HOST_DEVICE weft::task<void> yield_then_check_in(weft::semaphore& done, int yields) {
+  for (int i = 0; i < yields; ++i) co_await weft::yield();
+  done.release();
+}
+
+// Like spawn_storm, but the children yield: their requeues meet a full ring and inject queue.
+WEFT_HOST_DEVICE weft::task<tally> yielding_storm(int n, int yields) {
+  weft::semaphore done(0);
+  tally t{0, 0, 0};
+  for (int i = 0; i < n; ++i) {
+    weft::join_handle<void> h = weft::spawn(yield_then_check_in(done, yields));
+    if (h.valid()) ++t.ok;
+    else if (h.error() == errc::queue_full) ++t.full;
+    else ++t.other;
+  }
+  for (int i = 0; i < t.ok; ++i) co_await done.acquire();
+  co_return t;
+}
+
 WEFT_HOST_DEVICE weft::task<int> one_after(std::uint64_t ns) {
   co_await weft::sleep_for(ns);
   co_return 1;
@@ -97,6 +116,19 @@ TEST_CASE("a spawn storm past the device's queues gives the spawner queue_full a
   else REQUIRE(t.full == 0);
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
   REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return spawn_storm(n); }, 10).ok == 10);  // and goes on
+}
+
+TEST_CASE("tasks that yield while one worker's ring and inject queue are full all complete, with no hang", "[runtime]") {
+  weft::config c = weft_test::any_backend_config();
+  c.workers = 1;                 // only this warp makes room in its queues
+  c.inject_capacity = 64;
+  c.local_queue_capacity = 64;   // a small ring: the requeues of 32 yielders overflow it
+  weft::runtime rt(c);
+  const tally t = rt.block_on([] WEFT_HOST_DEVICE(int n, int y) { return yielding_storm(n, y); }, 3000, 20);
+  REQUIRE(t.other == 0);
+  REQUIRE(t.ok + t.full == 3000);
+  REQUIRE(t.ok > 0);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
 }
 
 TEST_CASE("host submissions beyond the completion records report queue_full, and records come back", "[runtime]") {

@@ -81,7 +81,9 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
   // Block scope: only the lanes of this warp touch the count while it runs a batch.
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> cnt(st.count);
   const std::uint32_t i = cnt.fetch_add(1, cuda::std::memory_order_relaxed);
-  if (i < staging_capacity) {
+  // A spawn (may_fail) leaves staging_reserve slots for wake-ups and for the yields that a
+  // full ring and inject queue send here (push_to_ring).
+  if (i < staging_capacity - (may_fail ? staging_reserve : 0)) {
     st.slots[i] = t;  // read by the warp after the batch's __syncwarp
     return true;
   }

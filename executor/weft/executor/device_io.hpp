@@ -60,7 +60,8 @@ __device__ inline bool io_inflight(const device_sched& d) noexcept {
   return false;
 }
 
-// The LIFO slot's size: staged tasks kept for the warp's next batch (flush_staging).
+// The LIFO slot's size: staged tasks always kept for the warp's next batch (flush_staging
+// keeps more when the ring and the inject queue are full).
 inline constexpr std::uint32_t lifo_keep = 8;
 
 // The drainer, all lanes: queues the tasks its deliveries woke (each lane's non-null t).

@@ -118,10 +118,13 @@ struct worker_stats {
   std::uint64_t destroyed;   // roots destroyed by this warp's lanes
 };
 
-// 512: a batch of 32 lanes that each spawn 16 tasks fits, so spawns stay in shared
-// memory and leave the warp in aggregated ring pushes (flush_staging), not one inject
-// push (and wake-up) per task. 4 KiB per warp, 16 KiB per block of shared memory.
+// 512: a batch of 32 lanes that each spawn 16 tasks into a nearly empty staging area
+// fits, so spawns stay in shared memory and leave the warp in aggregated ring pushes
+// (flush_staging), not one inject push (and wake-up) per task. The slots take 4 KiB per
+// warp (the staging_area ~4.4 KiB, ~17.5 KiB per block of 4 warps). Spawns leave the
+// last staging_reserve slots to wake-ups and to yields that find every queue full.
 inline constexpr std::uint32_t staging_capacity = 512;
+inline constexpr std::uint32_t staging_reserve = 64;
 inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks of 128 threads
 
 // Tasks a warp's lanes woke or spawned during a batch (the LIFO slot, widened to a
@@ -179,7 +182,7 @@ struct device_sched {
   inject_shard* inject;  // inject queue
   std::uint32_t num_inject;
   std::uint32_t park_max_ns;
-  // frame pool: arena, free-list shards, side tables (one byte per 64-byte granule)
+  // frame pool: arena, magazine shards, side tables (one byte per 64-byte granule)
   char* arena;
   std::uint64_t arena_bytes;
   frame_shard* shards;

@@ -207,17 +207,47 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
   return mine;
 }
 
-// Pushes each lane's non-null `it` into the warp's ring; a full ring first moves its
-// 32 oldest tasks to the inject queue (where every warp can take them).
+// Puts each lane's non-null `it` into the staging area when all of them fit (warp-
+// collective); false, and nothing staged, when they do not.
+__device__ inline bool stage_all(worker_ctx& c, detail::task_header* it, std::uint32_t mask) noexcept {
+  __syncwarp();  // every lane reads the same count
+  const std::uint32_t staged = c.st.count;
+  if (staged + __popc(mask) > staging_capacity) return false;
+  if (it != nullptr) c.st.slots[staged + __popc(mask & lanes_below(c.lane))] = it;
+  __syncwarp();  // every lane has read the count before lane 0 moves it
+  if (c.lane == 0) c.st.count = staged + __popc(mask);
+  __syncwarp();
+  return true;
+}
+
+// Moves each lane's non-null `old` into an inject shard, trying each shard once from
+// id + spins; false when every shard was full (nothing moved).
+__device__ inline bool spill_to_inject(worker_ctx& c, detail::task_header* old, unsigned spins) noexcept {
+  for (std::uint32_t k = 0; k < c.d.num_inject; ++k)
+    if (warp_inject_push(inject_of(c.d, c.id + spins + k), c.lane, old)) {
+      if (c.lane == 0) notify_one(c.d);
+      return true;
+    }
+  return false;
+}
+
+// Pushes each lane's non-null `it` into the warp's ring. A full ring first moves its 32
+// oldest tasks to an inject shard (where every warp can take them). When every shard is
+// full too, those go back into the ring and `it` goes to the staging area (this warp runs
+// it soon); the warp waits only when that is full as well: an overload, with the ring,
+// the staging area and every inject shard full, where another warp's pop makes room.
+// (Spawns leave staging_reserve slots free for this: enqueue_from_lane.)
 __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noexcept {
-  const bool any = __ballot_sync(full_mask, it != nullptr) != 0;
-  if (!any) return;
+  const std::uint32_t mask = __ballot_sync(full_mask, it != nullptr);
+  if (mask == 0) return;
   if (c.lane == 0) c.st.ring_empty = 0;
   for (unsigned spins = 0; !warp_ring::push(c.w.ring, c.lane, it); ++spins) {
     std::uint32_t k = 0;
     detail::task_header* old = warp_ring::pop(c.w.ring, c.lane, 32, &k);
-    while (!warp_inject_push(inject_of(c.d, c.id + spins), c.lane, old)) __nanosleep(1024);
-    if (c.lane == 0) notify_one(c.d);
+    if (spill_to_inject(c, old, spins)) continue;
+    warp_ring::push(c.w.ring, c.lane, old);  // room: these k just left it, and only this warp pushes
+    if (stage_all(c, it, mask)) return;
+    __nanosleep(1024);
   }
 }
 
@@ -260,7 +290,7 @@ __device__ inline void flush_staging(worker_ctx& c) noexcept {
 }
 
 // Step 3: requeue what this lane's task asked for, aggregated over the warp, then
-// spill the staging area beyond the LIFO slot into the ring.
+// spill the staging area beyond the LIFO slot into the ring or the inject queue.
 __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::after_run r) noexcept {
   detail::task_header* back =
       (r == detail::after_run::requeue_back || r == detail::after_run::requeue_now) ? t : nullptr;
