@@ -68,9 +68,6 @@ std::atomic_ref<T> host_word(T& w) {
 }  // namespace
 
 device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
-  if (cfg.frame_pool_bytes > max_frame_pool_bytes)  // blocks are named by 32-bit granule indices
-    throw weft::error(errc::invalid_argument,
-                      "weft: config::frame_pool_bytes is 256 GiB or more, past the cuda backend's frame pool limit");
   int count = 0;
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   if (cfg.device < 0 || cfg.device >= count)

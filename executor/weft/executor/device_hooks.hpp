@@ -58,6 +58,15 @@ __device__ inline inject_ring inject_of(device_sched& d, std::uint32_t i) noexce
   return inject_ring(d.inject[i % d.num_inject]);
 }
 
+// Pushes each lane's non-null `t` into the first inject shard from `first` on (round the
+// shards) with room for all of them (warp-collective); false when every shard was full.
+__device__ inline bool warp_inject_push_any(device_sched& d, std::uint32_t first, std::uint32_t lane,
+                                            detail::task_header* t) noexcept {
+  for (std::uint32_t k = 0; k < d.num_inject; ++k)
+    if (warp_inject_push(inject_of(d, first + k), lane, t)) return true;
+  return false;
+}
+
 // Grants up to k wake tokens when some warps sleep (tokens never exceed sleepers).
 __device__ inline void notify_many(device_sched& d, std::uint32_t k) noexcept {
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);

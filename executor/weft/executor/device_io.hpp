@@ -84,11 +84,10 @@ __device__ inline void queue_woken(device_sched& d, std::uint32_t lane, detail::
   std::uint32_t shard = 0;
   if (lane == 0) shard = st.stats.batches + st.stats.resumed;  // any value that moves on
   shard = __shfl_sync(full_mask, shard, 0);
-  for (std::uint32_t k = 0; k < d.num_inject; ++k)
-    if (warp_inject_push(inject_of(d, shard + k), lane, out)) {
-      if (lane == 0) notify_many(d, spread);
-      return;
-    }
+  if (warp_inject_push_any(d, shard, lane, out)) {
+    if (lane == 0) notify_many(d, spread);
+    return;
+  }
   if (out != nullptr) enqueue_from_lane(d, current_lane_ids(), out, /*may_fail=*/false);  // all full: wait
 }
 

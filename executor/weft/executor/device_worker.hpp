@@ -220,17 +220,6 @@ __device__ inline bool stage_all(worker_ctx& c, detail::task_header* it, std::ui
   return true;
 }
 
-// Moves each lane's non-null `old` into an inject shard, trying each shard once from
-// id + spins; false when every shard was full (nothing moved).
-__device__ inline bool spill_to_inject(worker_ctx& c, detail::task_header* old, unsigned spins) noexcept {
-  for (std::uint32_t k = 0; k < c.d.num_inject; ++k)
-    if (warp_inject_push(inject_of(c.d, c.id + spins + k), c.lane, old)) {
-      if (c.lane == 0) notify_one(c.d);
-      return true;
-    }
-  return false;
-}
-
 // Pushes each lane's non-null `it` into the warp's ring. A full ring first moves its 32
 // oldest tasks to an inject shard (where every warp can take them). When every shard is
 // full too, those go back into the ring and `it` goes to the staging area (this warp runs
@@ -244,7 +233,10 @@ __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noex
   for (unsigned spins = 0; !warp_ring::push(c.w.ring, c.lane, it); ++spins) {
     std::uint32_t k = 0;
     detail::task_header* old = warp_ring::pop(c.w.ring, c.lane, 32, &k);
-    if (spill_to_inject(c, old, spins)) continue;
+    if (warp_inject_push_any(c.d, c.id + spins, c.lane, old)) {  // each shard tried once
+      if (c.lane == 0) notify_one(c.d);
+      continue;
+    }
     warp_ring::push(c.w.ring, c.lane, old);  // room: these k just left it, and only this warp pushes
     if (stage_all(c, it, mask)) return;
     __nanosleep(1024);
