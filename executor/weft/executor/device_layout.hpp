@@ -137,6 +137,8 @@ struct staging_area {
   std::uint32_t batch_lanes;  // bit i: lane i runs a task in this batch (device_io.hpp: in place)
   std::uint32_t in_place_delay;   // cycles before an in-place wait's first read (device_io.hpp)
   std::uint32_t claim_capacity;   // claim_box's req_capacity (so a hinted claim loads nothing)
+  std::uint32_t ring_head_seen;   // the ring's head as this warp last loaded it with acquire
+                                  // (warp_ring::push: it reloads only when this leaves no room)
   detail::mailbox* claim_box;     // a lone task's last claim here (weft/detail/mailbox.hpp:
   std::uint64_t claim_next;       //   claim_hint): the ticket after it, and the head
   std::uint64_t claim_head;       //   acquired then

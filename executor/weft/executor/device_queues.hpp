@@ -21,7 +21,8 @@
 //   wake-up naps and retries, so it is never lost).
 //
 // warp_ring (a worker's local_queue driven by a whole warp)
-//   The ring's protocol is local_queue's (see local_queue.hpp); here its steps are
+//   The ring's protocol is local_queue's (see local_queue.hpp), with weaker orders on
+//   the owner's side (warp_ring's top says why they suffice); here its steps are
 //   spread over 32 lanes: lane 0 owns head/tail, lane i reads or writes slot base + i.
 //   Lanes hand their slot accesses to lane 0 through __syncwarp, which orders memory
 //   among the warp's lanes (CUDA guide, "Warp Synchronization Functions"); lane 0's
@@ -145,44 +146,74 @@ __device__ inline std::uint32_t lanes_below(unsigned lane) noexcept { return (1u
 struct warp_ring {
   using item = detail::task_header*;
 
-  // Lane 0 reads head (acquire) and tail, and every lane gets lane 0's values: the
-  // lanes must agree, since what follows is warp-collective. `tail_mo`: relaxed for
-  // the owner (it wrote tail itself), acquire for a thief.
-  __device__ static void snapshot(local_queue& q, unsigned lane, detail::memory_order tail_mo, std::uint32_t& h,
-                                  std::uint32_t& t) noexcept {
+  // Memory orders on the owner's side (the GPU's costs decide them: an acquire at device
+  // scope drops the SM's whole L1, stack lines included, so every later load of the
+  // batch, a spilled register or the next task's frame, then waits on L2):
+  //   pop     relaxed head load and relaxed CAS. The owner only consumes slots it wrote
+  //           itself (program order, __syncwarp), holding tasks this warp acquired when
+  //           they arrived (a steal, an inject pop, a wake-up's RMW); thieves never
+  //           write our slots, and the CAS decides, by value, who took which.
+  //   push    the slots it fills last held entries below `head_seen`, a head value this
+  //           warp loaded with ACQUIRE earlier (the thieves that took those entries read
+  //           them before their release CAS, so before our reuse). Only when head_seen
+  //           leaves too little room is head loaded again (acquire): about once per
+  //           `capacity` pushes. head_seen lives in the warp's staging area (shared
+  //           memory) and only grows; head_seen <= head always holds.
+  //   length_hint  relaxed loads: a hint for decisions (look at the ring, wake a warp,
+  //           how much room); every queue operation that follows does its own ordering.
+
+  // The head, loaded with acquire: the owner's first head_seen.
+  __device__ static std::uint32_t head_acquired(local_queue& q) noexcept { return q.head().load(detail::mo_acquire); }
+
+  // Tail - head from relaxed loads (lane 0's view only; callers broadcast it).
+  __device__ static std::uint32_t length_hint(local_queue& q) noexcept {
+    return q.tail().load(detail::mo_relaxed) - q.head().load(detail::mo_relaxed);
+  }
+
+  // Lane 0 reads head and tail, and every lane gets lane 0's values: the lanes must
+  // agree, since what follows is warp-collective.
+  __device__ static void snapshot(local_queue& q, unsigned lane, detail::memory_order head_mo,
+                                  detail::memory_order tail_mo, std::uint32_t& h, std::uint32_t& t) noexcept {
     h = t = 0;
     if (lane == 0) {
-      h = q.head().load(detail::mo_acquire);
+      h = q.head().load(head_mo);
       t = q.tail().load(tail_mo);
     }
     h = __shfl_sync(full_mask, h, 0);
     t = __shfl_sync(full_mask, t, 0);
   }
 
-  // Pops up to `max` (<= 32) of the oldest tasks: lane i < *n gets one.
+  // Owner: pops up to `max` (<= 32) of the oldest tasks: lane i < *n gets one.
   __device__ static item pop(local_queue& q, unsigned lane, std::uint32_t max, std::uint32_t* n_out) noexcept {
     for (;;) {
       std::uint32_t h, t;
-      snapshot(q, lane, detail::mo_relaxed, h, t);
+      snapshot(q, lane, detail::mo_relaxed, detail::mo_relaxed, h, t);
       std::uint32_t n = t - h;
       if (n > max) n = max;
       *n_out = n;
       if (n == 0) return nullptr;
       const item it = lane < n ? q.slot(h + lane).load(detail::mo_relaxed) : nullptr;
       int ok = 0;
-      if (lane == 0) ok = q.head().compare_exchange_strong(h, h + n, detail::mo_acq_rel, detail::mo_acquire);
+      if (lane == 0) ok = q.head().compare_exchange_strong(h, h + n, detail::mo_relaxed, detail::mo_relaxed);
       if (__shfl_sync(full_mask, ok, 0)) return it;
     }
   }
 
-  // Appends each lane's non-null `it`. False (nothing written) when they do not fit;
-  // the caller makes room with pop() + the inject queue and calls again.
-  __device__ static bool push(local_queue& q, unsigned lane, item it) noexcept {
+  // Owner: appends each lane's non-null `it`. False (nothing written) when they do not
+  // fit; the caller makes room with pop() + the inject queue and calls again.
+  // `head_seen`: the owner's acquired head (see the top of this struct).
+  __device__ static bool push(local_queue& q, unsigned lane, item it, std::uint32_t& head_seen) noexcept {
     const std::uint32_t mask = __ballot_sync(full_mask, it != nullptr);
     if (mask == 0) return true;
     const std::uint32_t cnt = __popc(mask);
-    std::uint32_t h, t;
-    snapshot(q, lane, detail::mo_relaxed, h, t);
+    std::uint32_t t = 0, h = 0;
+    if (lane == 0) {
+      t = q.tail().load(detail::mo_relaxed);  // ours
+      h = head_seen;
+      if (t - h + cnt > q.capacity()) head_seen = h = q.head().load(detail::mo_acquire);
+    }
+    h = __shfl_sync(full_mask, h, 0);
+    t = __shfl_sync(full_mask, t, 0);
     if (t - h + cnt > q.capacity()) return false;
     if (it != nullptr) q.slot(t + __popc(mask & lanes_below(lane))).store(it, detail::mo_relaxed);
     __syncwarp();  // every lane's slot write before lane 0's release of the new tail
@@ -196,7 +227,7 @@ struct warp_ring {
     const std::uint32_t my_tail = own.tail().load(detail::mo_relaxed);
     for (;;) {
       std::uint32_t h, t;
-      snapshot(victim, lane, detail::mo_acquire, h, t);
+      snapshot(victim, lane, detail::mo_acquire, detail::mo_acquire, h, t);
       std::uint32_t n = t - h;
       if (n > victim.capacity()) continue;  // a stale head against a newer tail
       n -= n / 2;

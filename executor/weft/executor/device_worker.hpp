@@ -16,6 +16,8 @@
 //              beyond the newest 8 move to the ring too, where other warps can steal them,
 //              or to the inject queue when the ring is full (flush_staging; what fits
 //              nowhere stays staged, up to 512: a warp never waits for room here).
+//              A batch with nothing to requeue and no more than 8 staged skips this step
+//              (needs_settle): a chain of small bulk steps, or a task woken by its waker.
 //   4. if the batch was empty (find_work): the reactor's answers (their tasks run at
 //              once, in the lanes that delivered them), the other inject shards, then
 //              search (steal) or park, below.
@@ -172,7 +174,7 @@ __device__ inline detail::task_header* gather(worker_ctx& c, std::uint32_t trip,
   std::uint32_t ring_len = 0, inject_len = 0;
   const bool look_inject = staged == 0 || trip % 4 == 0;  // keep the LIFO hop short
   if (c.lane == 0) {
-    ring_len = c.st.ring_empty ? 0 : c.w.ring.size_approx();
+    ring_len = c.st.ring_empty ? 0 : warp_ring::length_hint(c.w.ring);
     inject_len = look_inject && home.size_approx() != 0;
   }
   const bool saw_empty_ring = ring_len == 0;  // lane 0's view; recorded below
@@ -230,14 +232,14 @@ __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noex
   const std::uint32_t mask = __ballot_sync(full_mask, it != nullptr);
   if (mask == 0) return;
   if (c.lane == 0) c.st.ring_empty = 0;
-  for (unsigned spins = 0; !warp_ring::push(c.w.ring, c.lane, it); ++spins) {
+  for (unsigned spins = 0; !warp_ring::push(c.w.ring, c.lane, it, c.st.ring_head_seen); ++spins) {
     std::uint32_t k = 0;
     detail::task_header* old = warp_ring::pop(c.w.ring, c.lane, 32, &k);
     if (warp_inject_push_any(c.d, c.id + spins, c.lane, old)) {  // each shard tried once
       if (c.lane == 0) notify_one(c.d);
       continue;
     }
-    warp_ring::push(c.w.ring, c.lane, old);  // room: these k just left it, and only this warp pushes
+    warp_ring::push(c.w.ring, c.lane, old, c.st.ring_head_seen);  // room: these k just left it, and only this warp pushes
     if (stage_all(c, it, mask)) return;
     __nanosleep(1024);
   }
@@ -256,7 +258,7 @@ __device__ inline void flush_staging(worker_ctx& c) noexcept {
   if (staged <= lifo_keep) return;
   const std::uint32_t excess = staged - lifo_keep;
   std::uint32_t room = 0;
-  if (c.lane == 0) room = c.w.ring.capacity() - c.w.ring.size_approx();  // a lower bound: thieves only free room
+  if (c.lane == 0) room = c.w.ring.capacity() - warp_ring::length_hint(c.w.ring);  // a lower bound: thieves only free room
   room = __shfl_sync(full_mask, room, 0);
   const std::uint32_t to_ring = min(excess, room);
   for (std::uint32_t base = 0; base < to_ring; base += 32)  // fits: no overflow path is taken
@@ -289,7 +291,16 @@ __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::aft
   push_to_ring(c, back);
   flush_staging(c);
   // Enough to share? Only worth a look when this batch put something in the ring.
-  if (c.lane == 0 && !c.st.ring_empty && c.w.ring.size_approx() >= 4) notify_one(c.d);
+  if (c.lane == 0 && !c.st.ring_empty && warp_ring::length_hint(c.w.ring) >= 4) notify_one(c.d);
+}
+
+// Whether settle has anything to do after a batch: a lane's task asked to be requeued,
+// or the staging area holds more than the LIFO slot keeps. A chain of small bulk steps
+// (every task held again, nothing woken) skips it.
+__device__ inline bool needs_settle(worker_ctx& c, detail::after_run r) noexcept {
+  const bool requeue = r == detail::after_run::requeue_back || r == detail::after_run::requeue_now;
+  __syncwarp();  // the lanes' staging writes of this batch
+  return __any_sync(full_mask, requeue) || c.st.count > lifo_keep;
 }
 
 __device__ inline bool try_begin_search(worker_ctx& c) noexcept {
@@ -317,7 +328,7 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
   start = __shfl_sync(full_mask, start, 0);
   for (std::uint32_t base = 0; base < victims && base < n; base += 32) {
     const std::uint32_t v = (start + base + c.lane) % n;
-    const bool has = v != c.id && base + c.lane < n && c.d.workers[v].ring.size_approx() != 0;
+    const bool has = v != c.id && base + c.lane < n && warp_ring::length_hint(c.d.workers[v].ring) != 0;
     const std::uint32_t mask = __ballot_sync(full_mask, has);
     if (mask == 0) continue;
     const std::uint32_t victim = __shfl_sync(full_mask, v, __ffs(mask) - 1);
@@ -485,14 +496,17 @@ __device__ inline void run_held_rounds(worker_ctx& c, std::uint32_t n) noexcept 
     }
     mark_batch(c, t);
     const detail::after_run r = t ? detail::run_and_settle(t, /*still_running=*/true) : detail::after_run::idle;
-    settle(c, t, r);
+    if (needs_settle(c, r)) settle(c, t, r);
     count_batch(c, held);
   }
 }
 
 __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
   worker_ctx c{d, d.workers[id], staging_of_this_warp(), id, lane};
-  if (lane == 0) c.st.stats = c.w.stats;
+  if (lane == 0) {
+    c.st.stats = c.w.stats;
+    c.st.ring_head_seen = warp_ring::head_acquired(c.w.ring);
+  }
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
     if ((trip & 7) == 0 && lane == 0) poll_timers(d);
@@ -521,7 +535,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       t = detail::untag(t);
       r = detail::run_and_settle(t, held);
     }
-    settle(c, t, r);
+    if (needs_settle(c, r)) settle(c, t, r);
     run_held_rounds(c, n);
     // A busy worker 0 drains every 4th batch, after it: a task its last drain woke
     // (in the staging area) runs first. A warp with nothing left drains in find_work,
