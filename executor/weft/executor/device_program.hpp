@@ -79,7 +79,10 @@ namespace {  // one copy per translation unit (see the top of this file)
 template <class T, class F, class... Args>
 __device__ root_create_fn g_create = &create_root<T, F, Args...>;
 
-__global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, 5) weft_worker_kernel(device_sched* d) {
+#ifndef WEFT_WORKER_MIN_BLOCKS
+#define WEFT_WORKER_MIN_BLOCKS 3
+#endif
+__global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_WORKER_MIN_BLOCKS) weft_worker_kernel(device_sched* d) {
   if (threadIdx.x % WEFT_WARP_SIZE == 0) {
     staging_of_this_warp().count = 0;
     staging_of_this_warp().ring_empty = 0;  // unknown: look
