@@ -198,6 +198,10 @@ struct pp_slot {
 
 // Side 0 sets slot 2r+1 and waits on 2r; side 1 waits on 2r+1 and sets 2r. Each wait
 // records now - sent_at: one-way latency from set() to the waiter running again.
+// The scheduler puts a woken task in its waker's warp, so both pingers end up as two
+// lanes of one warp, where they usually run on in one batch: a wait finds its event set
+// and does not suspend (batches_per_hop ~ 0). What this measures is that hand-over, not
+// a hop between SMs (docs/benchmarks.md, eleventh session).
 WEFT_HOST_DEVICE weft::task<int> pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side) {
   for (int r = 0; r < rounds; ++r) {
     pp_slot& mine = slots[2 * r + side];
@@ -285,7 +289,11 @@ void BM_ping_pong(benchmark::State& st) {
   st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
   st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
-  report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
+  const auto after = rt.device()->stats();
+  report_scheduler(st, before, after, rt, timed_before);
+  // ~0: the two tasks sat in one batch, on two lanes of one warp, and each found its event
+  // already set (no hop went through a queue); ~1: every hop suspended and was requeued.
+  st.counters["batches_per_hop"] = double(after.batches - before.batches) / (2.0 * rounds * st.iterations());
 }
 
 // ------------------------------------------------------------------ idle cost

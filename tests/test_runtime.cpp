@@ -163,6 +163,19 @@ WEFT_HOST_DEVICE weft::task<int> by_value_owners_root(int rounds) {
   co_return sum;
 }
 
+// Joins n children with co_await std::move(h): odd children have finished when joined
+// (the joiner yields first), even ones are usually still queued (the joiner parks).
+WEFT_HOST_DEVICE weft::task<int> value_of(int v) { co_return v; }
+WEFT_HOST_DEVICE weft::task<int> moved_joins(int n) {
+  int sum = 0;
+  for (int i = 0; i < n; ++i) {
+    weft::join_handle<int> h = weft::spawn(value_of(i));
+    if (i % 2) co_await weft::yield();
+    sum += co_await std::move(h);
+  }
+  co_return sum;
+}
+
 }  // namespace
 
 TEST_CASE("a failure deep in a chain unwinds to try_await, and an uncaught one fails the root", "[runtime]") {
@@ -397,6 +410,34 @@ TEST_CASE("a task that writes to an illegal address reports device_fault and doe
   expect_device_fault(1);
 }
 #endif
+
+TEST_CASE("a joined task is freed once, also when the join unwinds or never resumes", "[runtime]") {
+  weft::runtime rt(agnostic());
+  const int n = 300;
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int k) { return moved_joins(k); }, n) == n * (n - 1) / 2);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+  // A child that fails and a joiner that does not catch: the join unwinds its task.
+  auto failing = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    weft::join_handle<int> c = weft::spawn(fail_below(weft::errc::invalid_argument, 3));
+    co_return co_await std::move(c);
+  };
+  auto r = rt.try_block_on(failing);
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::invalid_argument);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+  // A joiner parked on a child that never finishes: both are destroyed at shutdown.
+  auto parked = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    weft::event never;
+    weft::join_handle<int> c = weft::spawn(parked_at_depth(never, 3));
+    co_return co_await std::move(c);
+  };
+  auto h = rt.spawn(parked);
+  for (int i = 0; i < 200 && rt.live_tasks() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(rt.live_tasks() == 2);
+  rt.shutdown();
+  REQUIRE(h.try_get().error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
 
 TEST_CASE("tasks, join handles and lock guards passed by value are owned exactly once", "[runtime]") {
   weft::runtime rt(agnostic());
