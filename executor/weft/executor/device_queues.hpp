@@ -151,14 +151,19 @@ struct warp_ring {
   // batch, a spilled register or the next task's frame, then waits on L2):
   //   pop     relaxed head load and relaxed CAS. The owner only consumes slots it wrote
   //           itself (program order, __syncwarp), holding tasks this warp acquired when
-  //           they arrived (a steal, an inject pop, a wake-up's RMW); thieves never
-  //           write our slots, and the CAS decides, by value, who took which.
+  //           they arrived (steal_half's acquires, an inject pop, a wake-up's RMW, a
+  //           mailbox answer's drain, a bulk job's last chunk, end_run_parked's fence:
+  //           run.hpp lists them); thieves never write our slots, and the CAS decides,
+  //           by value, who took which.
   //   push    the slots it fills last held entries below `head_seen`, a head value this
   //           warp loaded with ACQUIRE earlier (the thieves that took those entries read
   //           them before their release CAS, so before our reuse). Only when head_seen
   //           leaves too little room is head loaded again (acquire): about once per
   //           `capacity` pushes. head_seen lives in the warp's staging area (shared
-  //           memory) and only grows; head_seen <= head always holds.
+  //           memory) and only grows; head_seen <= head always holds. Our own relaxed
+  //           pop CASes are RMWs, so they continue the thieves' release sequences: the
+  //           acquire reload synchronizes with every thief below the value it reads.
+  //           steal_half, which also writes our slots, reloads head_seen first.
   //   length_hint  relaxed loads: a hint for decisions (look at the ring, wake a warp,
   //           how much room); every queue operation that follows does its own ordering.
 
@@ -223,8 +228,15 @@ struct warp_ring {
 
   // Thief: moves the older half of `victim` (at most half our capacity) into `own`,
   // which must be empty. Returns how many were moved (0: nothing to take).
-  __device__ static std::uint32_t steal_half(local_queue& own, local_queue& victim, unsigned lane) noexcept {
+  // `head_seen` (own's, see the top): the stolen entries go into own's slots, so as for a
+  // push, the thieves that emptied them must have read them first. Own's head is loaded
+  // with acquire here, before any slot is written, and becomes head_seen; that also keeps
+  // tail - head_seen small (a warp that only steals never pushes, and a stale head_seen
+  // would let the 32-bit room check in push wrap after 2^32 stolen entries).
+  __device__ static std::uint32_t steal_half(local_queue& own, local_queue& victim, unsigned lane,
+                                             std::uint32_t& head_seen) noexcept {
     const std::uint32_t my_tail = own.tail().load(detail::mo_relaxed);
+    if (lane == 0) head_seen = own.head().load(detail::mo_acquire);
     for (;;) {
       std::uint32_t h, t;
       snapshot(victim, lane, detail::mo_acquire, detail::mo_acquire, h, t);

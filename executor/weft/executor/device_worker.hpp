@@ -16,8 +16,9 @@
 //              beyond the newest 8 move to the ring too, where other warps can steal them,
 //              or to the inject queue when the ring is full (flush_staging; what fits
 //              nowhere stays staged, up to 512: a warp never waits for room here).
-//              A batch with nothing to requeue and no more than 8 staged skips this step
-//              (needs_settle): a chain of small bulk steps, or a task woken by its waker.
+//              A batch with nothing to requeue, no more than 8 staged and an empty ring
+//              skips this step (needs_settle): a chain of small bulk steps, or tasks that
+//              wake each other on this warp.
 //   4. if the batch was empty (find_work): the reactor's answers (their tasks run at
 //              once, in the lanes that delivered them), the other inject shards, then
 //              search (steal) or park, below.
@@ -295,12 +296,14 @@ __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::aft
 }
 
 // Whether settle has anything to do after a batch: a lane's task asked to be requeued,
-// or the staging area holds more than the LIFO slot keeps. A chain of small bulk steps
-// (every task held again, nothing woken) skips it.
+// the staging area holds more than the LIFO slot keeps, or the ring may hold tasks (then
+// settle's notify check runs, as it did after every batch). A chain of small bulk steps,
+// or tasks that wake each other on this warp (at most lifo_keep staged), with an empty
+// ring, skips it.
 __device__ inline bool needs_settle(worker_ctx& c, detail::after_run r) noexcept {
   const bool requeue = r == detail::after_run::requeue_back || r == detail::after_run::requeue_now;
   __syncwarp();  // the lanes' staging writes of this batch
-  return __any_sync(full_mask, requeue) || c.st.count > lifo_keep;
+  return __any_sync(full_mask, requeue) || c.st.count > lifo_keep || !c.st.ring_empty;
 }
 
 __device__ inline bool try_begin_search(worker_ctx& c) noexcept {
@@ -332,7 +335,7 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
     const std::uint32_t mask = __ballot_sync(full_mask, has);
     if (mask == 0) continue;
     const std::uint32_t victim = __shfl_sync(full_mask, v, __ffs(mask) - 1);
-    const std::uint32_t got = warp_ring::steal_half(c.w.ring, c.d.workers[victim].ring, c.lane);
+    const std::uint32_t got = warp_ring::steal_half(c.w.ring, c.d.workers[victim].ring, c.lane, c.st.ring_head_seen);
     if (got != 0) {
       if (c.lane == 0) {
         c.st.ring_empty = 0;

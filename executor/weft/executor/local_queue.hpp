@@ -20,7 +20,8 @@
 //     loads tail with ACQUIRE sees the slot and the task's contents written before.
 //   * pop / steal: head load ACQUIRE, then CAS head ACQ_REL. The release half orders the
 //     thief's slot reads before the owner's reuse (owner loads head with ACQUIRE
-//     before writing a slot), so a slot is never overwritten while being read.
+//     before writing a slot), so a slot is never overwritten while being read. (The
+//     device's warp_ring reuses an earlier acquired head instead: device_queues.hpp.)
 //   * Slots are accessed through atomic refs (relaxed) only so that the read of a slot
 //     that is then rejected by a failed CAS is not a data race.
 #pragma once
@@ -34,7 +35,8 @@ namespace weft::exec {
 class local_queue {
  public:
   // The warp-level operations of the device executor (device_queues.hpp) work on the
-  // same words with the same protocol, spread over the lanes of the owning warp.
+  // same words with the same protocol, spread over the lanes of the owning warp, with
+  // weaker orders on the owner's side (warp_ring's top says why they suffice).
   friend struct warp_ring;
 
   using item = detail::task_header*;
