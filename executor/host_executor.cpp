@@ -74,19 +74,6 @@ void root_registry::remove(task_header* t) {
   unlink(s, t);
   count_.fetch_sub(1, std::memory_order_relaxed);
 }
-task_header* root_registry::take_incomplete() {
-  for (shard& s : shards_) {
-    std::lock_guard lk(s.m);
-    for (task_header* t = s.head; t; t = t->reg_next) {
-      if (detail::state_of(t).load(detail::mo_acquire) & detail::task_state::completed) continue;
-      unlink(s, t);
-      count_.fetch_sub(1, std::memory_order_relaxed);
-      return t;
-    }
-  }
-  return nullptr;
-}
-
 // ---------------------------------------------------------------- workers
 struct host_executor::worker {
   host_executor* exec = nullptr;
@@ -307,7 +294,21 @@ void host_executor::schedule(task_header* t) noexcept {
 
 void host_executor::destroy_root(task_header* t) noexcept {
   registry_.remove(t);
+  // Shutdown step 5(b) may free a root that 5(c) still lists: forget it there first.
+  if (!doomed_.empty()) doomed_.erase(t);
   destroy_frame_tree(detail::frame_of(t));
+}
+
+void host_executor::destroy_incomplete_roots() noexcept {
+  std::vector<task_header*> unnamed;
+  registry_.for_each([&](task_header* t) {  // (a) mark: COMPLETED, never to run again
+    const std::uint32_t s = detail::state_of(t).fetch_or(detail::task_state::completed, detail::mo_acq_rel);
+    if (s & detail::task_state::completed) return;
+    if (s & detail::task_state::handle) doomed_.insert(t);
+    else unnamed.push_back(t);
+  });
+  for (task_header* t : unnamed) destroy_root(t);  // (b) their frames drop handles, freeing what those name
+  while (!doomed_.empty()) destroy_root(*doomed_.begin());  // (c) named only from outside any frame
 }
 
 // ---------------------------------------------------------------- timers
@@ -385,8 +386,9 @@ void host_executor::shutdown() noexcept {
     if (w->thread.joinable()) w->thread.join();
   stop_timer();
   // 4. the queues are forgotten: every queued task is also in the registry.
-  // 5. destroy every root that has not completed; completed roots go with their handles.
-  while (task_header* t = registry_.take_incomplete()) destroy_frame_tree(detail::frame_of(t));
+  // 5. destroy every root that has not completed (marked completed first: see the header);
+  //    completed roots go with their handles.
+  destroy_incomplete_roots();
   for (auto& w : workers_) w->cache.flush();  // 6. return cached blocks to the pool
 }
 

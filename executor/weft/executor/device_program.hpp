@@ -111,13 +111,37 @@ __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, s
   }
 }
 
+// Whether the frame at f still holds a live coroutine (its block was not freed).
+__device__ inline bool frame_still_live(const device_sched* d, const void* f) noexcept {
+  const std::uint64_t g = static_cast<std::uint64_t>(static_cast<const char*>(f) - d->arena) / device_frames::granule;
+  return d->block_live[g] == device_frames::live_frame;
+}
+
 // Destroys the listed roots (one thread). Destructions they cause are deferred and
 // drained by device_destroy_frame (device_hooks.hpp), in constant stack.
+// A listed root may be named by a join handle in another listed root's frame, and that
+// handle is dropped when that frame is destroyed. So, as on the host (host_executor.hpp,
+// shutdown step 5): (a) mark every listed root COMPLETED (it never runs again), tagging
+// those a handle names; (b) destroy the untagged ones: their frames drop the handles they
+// hold, and a dropped handle frees the (completed) root it names, as for any root;
+// (c) destroy the tagged ones still alive (named from outside any frame). Without (a) a
+// dropped handle wrote to a root (b) had already freed.
 __global__ void weft_teardown_destroy(device_sched* d, detail::task_header** roots, const std::uint32_t* count,
                                       std::uint32_t cap) {
   d->tearing_down = 1;
   const std::uint32_t n = *count < cap ? *count : cap;
-  for (std::uint32_t i = 0; i < n; ++i) detail::device_destroy_frame(detail::frame_of(roots[i]));
+  for (std::uint32_t i = 0; i < n; ++i) {  // (a)
+    const std::uint32_t s =
+        detail::state_of(roots[i]).fetch_or(detail::task_state::completed, detail::mo_acq_rel);
+    if (s & detail::task_state::handle) roots[i] = detail::tag_still_running(roots[i]);  // the low bit: named
+  }
+  for (std::uint32_t i = 0; i < n; ++i)  // (b)
+    if (!detail::is_still_running(roots[i])) detail::device_destroy_frame(detail::frame_of(roots[i]));
+  for (std::uint32_t i = 0; i < n; ++i) {  // (c)
+    if (!detail::is_still_running(roots[i])) continue;
+    void* f = detail::frame_of(detail::untag(roots[i]));
+    if (frame_still_live(d, f)) detail::device_destroy_frame(f);
+  }
 }
 
 // Returns every lane cache to the shards, so the live-block count is exact.

@@ -30,8 +30,13 @@
 //      heap (every sleeping task is also in the registry). From here on one thread
 //      owns everything.
 //   4. Forget the queues: every task in them is also in the registry.
-//   5. Destroy every root that has not completed. Destroying a frame drops the join
-//      handles it holds; a completed root whose last handle goes is destroyed then.
+//   5. Destroy every root that has not completed. Teardown first marks each of them
+//      COMPLETED (it will never run again), so that a join handle to it, dropped when
+//      the frame that holds the handle is destroyed, frees it as for any completed
+//      root, rather than touching it after it was freed: (a) mark them all; (b) destroy
+//      those that no handle names, whose frames drop the handles they hold (freeing the
+//      roots those name); (c) destroy the marked roots still alive (named by a handle
+//      outside any frame). A completed root whose last handle goes is destroyed then.
 //   6. Flush the frame caches into the pool; the pool then counts only frames still
 //      held by host-side handles (none after block_on returns).
 #pragma once
@@ -41,6 +46,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "weft/detail/mailbox_layout.hpp"
@@ -93,8 +99,14 @@ class root_registry {
  public:
   void add(detail::task_header* t);
   void remove(detail::task_header* t);
-  // Unlinks and returns some root that has not completed, or nullptr.
-  detail::task_header* take_incomplete();
+  // Calls f(t) for every registered root, under the shard locks (shutdown only).
+  template <class F>
+  void for_each(F&& f) {
+    for (shard& s : shards_) {
+      std::lock_guard lk(s.m);
+      for (detail::task_header* t = s.head; t; t = t->reg_next) f(t);
+    }
+  }
   std::size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
 
  private:
@@ -122,6 +134,7 @@ class host_executor {
   errc submit_root(detail::task_header* t) noexcept;
   void schedule(detail::task_header* t) noexcept;
   void destroy_root(detail::task_header* t) noexcept;
+  void destroy_incomplete_roots() noexcept;  // shutdown step 5
   // Wakes `t` (parked, or RUNNING on its way to parking) at or after `deadline_ns`
   // (steady_clock). Always true; once stopping, the task is left for shutdown to destroy.
   void schedule_at(detail::task_header* t, std::uint64_t deadline_ns) noexcept;
@@ -165,6 +178,7 @@ class host_executor {
   std::vector<std::unique_ptr<worker>> workers_;
   inject_queue inject_;
   root_registry registry_;
+  std::unordered_set<detail::task_header*> doomed_;  // shutdown step 5: marked roots some handle names
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> shut_down_{false};
