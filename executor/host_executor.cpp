@@ -294,7 +294,7 @@ void host_executor::schedule(task_header* t) noexcept {
 
 void host_executor::destroy_root(task_header* t) noexcept {
   registry_.remove(t);
-  // Shutdown step 5(b) may free a root that 5(c) still lists: forget it there first.
+  // Shutdown step 5 may free a root that doomed_ still lists: forget it there first.
   if (!doomed_.empty()) doomed_.erase(t);
   destroy_frame_tree(detail::frame_of(t));
 }
@@ -308,7 +308,14 @@ void host_executor::destroy_incomplete_roots() noexcept {
     else unnamed.push_back(t);
   });
   for (task_header* t : unnamed) destroy_root(t);  // (b) their frames drop handles, freeing what those name
-  while (!doomed_.empty()) destroy_root(*doomed_.begin());  // (c) named only from outside any frame
+  if (doomed_.empty()) return;
+  // (c) the named roots still alive (named from another such root, a cycle, or from
+  //     outside any frame): clear COMPLETED on all of them first, so that no dropped
+  //     handle frees one; destroy each once; keep the freed frames until the last is
+  //     destroyed, since a handle in a cycle may still write to a root freed before it.
+  for (task_header* t : doomed_) detail::state_of(t).fetch_and(~detail::task_state::completed, detail::mo_relaxed);
+  deferred_frees keep;
+  while (!doomed_.empty()) destroy_root(*doomed_.begin());
 }
 
 // ---------------------------------------------------------------- timers

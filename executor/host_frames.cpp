@@ -2,6 +2,7 @@
 #include "weft/executor/host_frames.hpp"
 
 #include <cstdlib>
+#include <vector>
 
 #include "weft/detail/backend_hooks.hpp"
 #include "weft/detail/coro.hpp"
@@ -35,7 +36,21 @@ struct teardown_list {
 };
 thread_local teardown_list tls_teardown;
 
+struct kept_frame {
+  void* raw;
+  std::size_t size;
+};
+thread_local std::vector<kept_frame>* tls_kept = nullptr;  // set while a deferred_frees lives
+
 }  // namespace
+
+deferred_frees::deferred_frees() noexcept { tls_kept = new std::vector<kept_frame>; }
+deferred_frees::~deferred_frees() {
+  std::vector<kept_frame>* kept = tls_kept;
+  tls_kept = nullptr;
+  for (const kept_frame& k : *kept) (*static_cast<weft::frame_allocator**>(k.raw))->deallocate(k.raw, k.size);
+  delete kept;
+}
 
 frame_scope::frame_scope(weft::frame_allocator* a, frame_cache* cache) noexcept
     : prev_alloc_(tls_ctx.alloc), prev_cache_(tls_ctx.cache), prev_cache_owner_(tls_ctx.cache_owner) {
@@ -81,6 +96,10 @@ void host_destroy_frame(void* frame) noexcept { exec::destroy_frame_tree(frame);
 
 void host_frame_deallocate(void* p, std::size_t n) noexcept {
   void* raw = static_cast<char*>(p) - exec::prefix;
+  if (exec::tls_kept != nullptr) {  // a deferred_frees lives: keep the block until it ends
+    exec::tls_kept->push_back({raw, n + exec::prefix});
+    return;
+  }
   weft::frame_allocator* a = *static_cast<weft::frame_allocator**>(raw);
   const exec::frame_context& ctx = exec::tls_ctx;
   if (ctx.cache && a == ctx.cache_owner) ctx.cache->deallocate(raw, n + exec::prefix);

@@ -163,6 +163,33 @@ WEFT_HOST_DEVICE weft::task<int> by_value_owners_root(int rounds) {
   co_return sum;
 }
 
+// A handle put in a box for a task to take into its own frame: the task then names
+// itself, or (two of them) each names the other. Neither ever finishes.
+struct handle_box {
+  weft::join_handle<int> h;
+  weft::event filled, taken;
+};
+WEFT_HOST_DEVICE weft::task<int> take_handle_and_park(handle_box& box) {
+  co_await box.filled.wait();
+  weft::join_handle<int> kept = std::move(box.h);
+  weft::event never;
+  box.taken.set();  // the last touch of box: its owner may go on and free it
+  co_await never.wait();
+  co_return kept.valid() ? 1 : 0;
+}
+WEFT_HOST_DEVICE weft::task<int> handle_cycles_root() {
+  handle_box self, a, b;
+  weft::join_handle<int> hs = weft::spawn(take_handle_and_park(self));
+  weft::join_handle<int> ha = weft::spawn(take_handle_and_park(a));
+  weft::join_handle<int> hb = weft::spawn(take_handle_and_park(b));
+  self.h = std::move(hs);  // names itself
+  a.h = std::move(hb);     // a and b name each other
+  b.h = std::move(ha);
+  for (handle_box* x : {&self, &a, &b}) x->filled.set();
+  for (handle_box* x : {&self, &a, &b}) co_await x->taken.wait();
+  co_return 3;
+}
+
 // Joins n children with co_await std::move(h): odd children have finished when joined
 // (the joiner yields first), even ones are usually still queued (the joiner parks).
 WEFT_HOST_DEVICE weft::task<int> value_of(int v) { co_return v; }
@@ -436,6 +463,15 @@ TEST_CASE("a joined task is freed once, also when the join unwinds or never resu
   REQUIRE(rt.live_tasks() == 2);
   rt.shutdown();
   REQUIRE(h.try_get().error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
+
+TEST_CASE("shutdown destroys a task that holds its own join handle, and two that hold each other's", "[runtime]") {
+  weft::runtime rt(agnostic());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() { return handle_cycles_root(); }) == 3);
+  for (int i = 0; i < 200 && rt.live_tasks() != 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(rt.live_tasks() == 3);
+  rt.shutdown();  // before the fix: a double destroy (host) or a write to a freed root
   REQUIRE(rt.live_frame_blocks() == 0);
 }
 

@@ -97,51 +97,67 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_
   worker_loop(*d, id.worker, id.lane);
 }
 
-// Lists incomplete roots among the live frames (one thread per 64-byte granule).
+// Shutdown step 4 (device_runtime.hpp) in two phases. A root being destroyed may be
+// named by a join handle in another root's frame, and that handle is dropped when that
+// frame is destroyed; the handle must not find its root already freed.
+//   Phase 1, in batches until no incomplete root is left: list the roots that have not
+//     completed (teardown_list::incomplete), mark each COMPLETED | DOOMED (it never runs again),
+//     and destroy those that no handle names. Their frames drop the handles they hold,
+//     and a dropped handle frees the (now completed) root it names, as for any root. A
+//     named root whose holder comes in a later batch is freed the same way then.
+//   Phase 2, for the DOOMED roots still alive (named by a handle in another such root,
+//     a cycle, or outside any frame): clear their COMPLETED bit first, all at once
+//     (teardown_list::disown), so that no dropped handle frees one; then destroy them in
+//     batches. A handle to one already destroyed then writes one word of a free pool
+//     block (nothing allocates during teardown, and the arena is freed after it).
+enum class teardown_list : int { incomplete, doomed_alive, disown };
+
+__device__ inline detail::promise_base* root_at_granule(device_sched* d, std::uint64_t g) noexcept {
+  if (d->block_class[g] == 0 || d->block_live[g] != device_frames::live_frame) return nullptr;
+  detail::promise_base& p = detail::promise_of(d->arena + g * device_frames::granule);
+  return p.root == &p ? &p : nullptr;
+}
+
+// One thread per 64-byte granule: lists the roots `what` asks for (or, for disown,
+// clears COMPLETED on every DOOMED root still alive).
 __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, std::uint32_t cap,
-                                   std::uint32_t* count) {
+                                   std::uint32_t* count, teardown_list what) {
   const std::uint64_t granules = d->carved / device_frames::granule;
   for (std::uint64_t g = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; g < granules;
        g += std::uint64_t{gridDim.x} * blockDim.x) {
-    if (d->block_class[g] == 0 || d->block_live[g] != device_frames::live_frame) continue;
-    detail::promise_base& p = detail::promise_of(d->arena + g * device_frames::granule);
-    if (p.root != &p || (p.state & detail::task_state::completed)) continue;
+    detail::promise_base* p = root_at_granule(d, g);
+    if (p == nullptr) continue;
+    const std::uint32_t s = p->state;
+    if (what == teardown_list::disown) {
+      if (s & detail::task_state::doomed) p->state = s & ~detail::task_state::completed;
+      continue;
+    }
+    const bool wanted = what == teardown_list::incomplete ? !(s & detail::task_state::completed)
+                                                          : (s & detail::task_state::doomed) != 0;
+    if (!wanted) continue;
     const std::uint32_t i = atomicAdd(count, 1u);
-    if (i < cap) out[i] = &p;
+    if (i < cap) out[i] = p;
   }
 }
 
-// Whether the frame at f still holds a live coroutine (its block was not freed).
-__device__ inline bool frame_still_live(const device_sched* d, const void* f) noexcept {
-  const std::uint64_t g = static_cast<std::uint64_t>(static_cast<const char*>(f) - d->arena) / device_frames::granule;
-  return d->block_live[g] == device_frames::live_frame;
-}
-
-// Destroys the listed roots (one thread). Destructions they cause are deferred and
-// drained by device_destroy_frame (device_hooks.hpp), in constant stack.
-// A listed root may be named by a join handle in another listed root's frame, and that
-// handle is dropped when that frame is destroyed. So, as on the host (host_executor.hpp,
-// shutdown step 5): (a) mark every listed root COMPLETED (it never runs again), tagging
-// those a handle names; (b) destroy the untagged ones: their frames drop the handles they
-// hold, and a dropped handle frees the (completed) root it names, as for any root;
-// (c) destroy the tagged ones still alive (named from outside any frame). Without (a) a
-// dropped handle wrote to a root (b) had already freed.
+// One thread. Phase 1 (mark = true): mark every listed root COMPLETED | DOOMED before
+// any is destroyed (a handle dropped below may name any of them), then destroy those no
+// handle names; a named one is freed when its handle goes, or in phase 2. Phase 2 (mark =
+// false): destroy them all. Destructions they cause are deferred and drained by
+// device_destroy_frame (device_hooks.hpp), in constant stack.
 __global__ void weft_teardown_destroy(device_sched* d, detail::task_header** roots, const std::uint32_t* count,
-                                      std::uint32_t cap) {
+                                      std::uint32_t cap, bool mark) {
   d->tearing_down = 1;
   const std::uint32_t n = *count < cap ? *count : cap;
-  for (std::uint32_t i = 0; i < n; ++i) {  // (a)
-    const std::uint32_t s =
-        detail::state_of(roots[i]).fetch_or(detail::task_state::completed, detail::mo_acq_rel);
-    if (s & detail::task_state::handle) roots[i] = detail::tag_still_running(roots[i]);  // the low bit: named
+  if (mark) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t s = detail::state_of(roots[i]).fetch_or(
+          detail::task_state::completed | detail::task_state::doomed, detail::mo_acq_rel);
+      if (s & detail::task_state::handle) roots[i] = nullptr;  // named: not destroyed here
+    }
   }
-  for (std::uint32_t i = 0; i < n; ++i)  // (b)
-    if (!detail::is_still_running(roots[i])) detail::device_destroy_frame(detail::frame_of(roots[i]));
-  for (std::uint32_t i = 0; i < n; ++i) {  // (c)
-    if (!detail::is_still_running(roots[i])) continue;
-    void* f = detail::frame_of(detail::untag(roots[i]));
-    if (frame_still_live(d, f)) detail::device_destroy_frame(f);
-  }
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (roots[i] != nullptr) detail::device_destroy_frame(detail::frame_of(roots[i]));
 }
 
 // Returns every lane cache to the shards, so the live-block count is exact.
@@ -184,15 +200,21 @@ int program_attributes(kernel_report* r) {
 // flush the lane caches.
 int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  for (;;) {
-    cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream);
-    weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count);
-    std::uint32_t n = 0;
-    cudaMemcpyAsync(&n, s.count, sizeof n, cudaMemcpyDeviceToHost, stream);
-    if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
-    if (n == 0) break;
-    weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity);
-  }
+  // Lists the roots `what` asks for and destroys them, a batch at a time, until none is listed.
+  auto drain = [&](teardown_list what, bool mark) -> int {
+    for (;;) {
+      cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream);
+      weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count, what);
+      std::uint32_t n = 0;
+      cudaMemcpyAsync(&n, s.count, sizeof n, cudaMemcpyDeviceToHost, stream);
+      if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
+      if (n == 0) return cudaSuccess;
+      weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity, mark);
+    }
+  };
+  if (const int e = drain(teardown_list::incomplete, true); e != cudaSuccess) return e;  // phase 1
+  weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count, teardown_list::disown);
+  if (const int e = drain(teardown_list::doomed_alive, false); e != cudaSuccess) return e;  // phase 2
   weft_flush_caches<<<s.scan_blocks, 256, 0, stream>>>(d);
   return cudaStreamSynchronize(stream);
 }

@@ -37,4 +37,15 @@ class frame_scope {
 // Destroys a suspended (or finished) frame and every frame it owns, iteratively.
 void destroy_frame_tree(void* frame) noexcept;
 
+// While one lives on a thread, frames freed on that thread are kept, not returned to
+// their allocators, until it ends. Shutdown's last step uses it (host_executor.hpp, step
+// 5(c)): a join handle in a cycle of roots may still write to a root freed before it.
+class deferred_frees {
+ public:
+  deferred_frees() noexcept;
+  ~deferred_frees();
+  deferred_frees(const deferred_frees&) = delete;
+  deferred_frees& operator=(const deferred_frees&) = delete;
+};
+
 }  // namespace weft::exec

@@ -40,6 +40,8 @@
 //   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
 //   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
 //                Without it, completion with an error makes the joiner unwind.
+//   DOOMED       set only by shutdown, on a root it destroys without completing it
+//                (device_program.hpp, weft_teardown_destroy).
 // (A host thread never waits on a root's state word: runtime::spawn and block_on wrap the
 // root in a task that reports to a host-side box or a completion record.)
 //
@@ -84,7 +86,7 @@ enum class action : std::uint8_t {
 namespace task_state {
 inline constexpr std::uint32_t scheduled = 1u << 0;
 inline constexpr std::uint32_t running = 1u << 1;
-// bit 2 is unused (it was NOTIFIED, now SCHEDULED|RUNNING)
+inline constexpr std::uint32_t doomed = 1u << 2;  // shutdown marked it (device teardown; was NOTIFIED once)
 inline constexpr std::uint32_t completed = 1u << 3;
 inline constexpr std::uint32_t handle = 1u << 4;
 inline constexpr std::uint32_t awaiter = 1u << 5;
