@@ -17,10 +17,12 @@
 //      nap, so within park_max_ns).
 //   3. Wait for the worker kernel to end (a fault ends it too; see below).
 //   4. On the GPU (device_program::teardown): find every live root that has not
-//      completed by scanning the frame pool's side tables, mark each completed, then
-//      destroy them (those no join handle names first; a handle dropped on the way frees
-//      the root it names; nested destructions deferred, so any chain depth is fine:
-//      weft_teardown_destroy), until none is left; then return the lane caches to the pool.
+//      completed by scanning the frame pool's side tables, mark each completed and
+//      destroy those no join handle names (a handle dropped on the way frees the root it
+//      names), until none is left; then clear the mark on the named ones still alive and
+//      destroy them (nested destructions deferred, so any chain depth is fine; the two
+//      phases are described above weft_teardown_scan in device_program.hpp); then return
+//      the lane caches to the pool.
 //   5. Fail every completion the host still waits for with errc::shutting_down.
 //   6. Count the frames still live (0 unless something leaked) and free device and
 //      pinned memory.
