@@ -109,7 +109,9 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_
 //     a cycle, or outside any frame): clear their COMPLETED bit first, all at once
 //     (teardown_list::disown), so that no dropped handle frees one; then destroy them in
 //     batches. A handle to one already destroyed then writes one word of a free pool
-//     block (nothing allocates during teardown, and the arena is freed after it).
+//     block: the state word, at offset 64, past the 64 bytes a free block may hold for
+//     its magazine. That stays harmless as long as no destructor run by the teardown
+//     allocates a frame (none in weft does), and the arena is freed after it.
 enum class teardown_list : int { incomplete, doomed_alive, disown };
 
 __device__ inline detail::promise_base* root_at_granule(device_sched* d, std::uint64_t g) noexcept {
@@ -196,8 +198,8 @@ int program_attributes(kernel_report* r) {
 }
 
 // The teardown steps that run on the GPU (device_runtime.cpp calls this after the
-// worker kernel ended): list and destroy incomplete roots until none is left, then
-// flush the lane caches.
+// worker kernel ended): phase 1 and phase 2 (above weft_teardown_scan), then flush the
+// lane caches.
 int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   // Lists the roots `what` asks for and destroys them, a batch at a time, until none is listed.

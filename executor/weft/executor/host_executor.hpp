@@ -35,11 +35,12 @@
 //      the frame that holds the handle is destroyed, frees it as for any completed
 //      root, rather than touching it after it was freed: (a) mark them all; (b) destroy
 //      those that no handle names, whose frames drop the handles they hold (freeing the
-//      roots those name); (c) the marked roots still alive (a cycle of handles, or a
-//      handle outside any frame): clear their COMPLETED bit, destroy each once, and keep
-//      their freed frames until the last one is destroyed (deferred_frees). A completed
-//      root whose last handle goes is destroyed then. (doomed_ is touched only here,
-//      after step 3: one thread.)
+//      roots those name); (c) the marked roots still alive (a task holding its own
+//      handle, a cycle of handles and what hangs off it, or a handle outside any
+//      frame, which must not be dropped after shutdown): clear their COMPLETED bit,
+//      destroy each once, and keep their freed frames until the last one is destroyed
+//      (deferred_frees). A completed root whose last handle goes is destroyed then.
+//      (doomed_ is touched only here, after step 3: one thread.)
 //   6. Flush the frame caches into the pool; the pool then counts only frames still
 //      held by host-side handles (none after block_on returns).
 #pragma once

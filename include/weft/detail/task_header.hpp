@@ -33,15 +33,17 @@
 //                transition a single read-modify-write: each is an L2 round trip on the
 //                GPU, and a worker's trip round its loop is made of them.)
 //   COMPLETED    the root coroutine finished (with a value or an error). Set once; after
-//                it the result in the promise is immutable.
+//                it the result in the promise is immutable. (Shutdown alone also sets it
+//                on roots that never finish, and may clear it again: see DOOMED.)
 //   HANDLE       a join_handle (or the host's block_on) still refers to the task. The
 //                frame is destroyed by whichever of "complete" and "drop the handle"
 //                happens second.
 //   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
 //   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
 //                Without it, completion with an error makes the joiner unwind.
-//   DOOMED       set only by shutdown, on a root it destroys without completing it
-//                (device_program.hpp, weft_teardown_destroy).
+//   DOOMED       set only by the device's shutdown, on a root it destroys without
+//                completing it; its scans read it (device_program.hpp, above
+//                weft_teardown_scan; the host keeps such roots in a set instead).
 // (A host thread never waits on a root's state word: runtime::spawn and block_on wrap the
 // root in a task that reports to a host-side box or a completion record.)
 //
