@@ -294,28 +294,30 @@ void host_executor::schedule(task_header* t) noexcept {
 
 void host_executor::destroy_root(task_header* t) noexcept {
   registry_.remove(t);
-  // Shutdown step 5 may free a root that doomed_ still lists: forget it there first.
-  if (!doomed_.empty()) doomed_.erase(t);
   destroy_frame_tree(detail::frame_of(t));
 }
 
 void host_executor::destroy_incomplete_roots() noexcept {
-  std::vector<task_header*> unnamed;
-  registry_.for_each([&](task_header* t) {  // (a) mark: COMPLETED, never to run again
-    const std::uint32_t s = detail::state_of(t).fetch_or(detail::task_state::completed, detail::mo_acq_rel);
-    if (s & detail::task_state::completed) return;
-    if (s & detail::task_state::handle) doomed_.insert(t);
-    else unnamed.push_back(t);
+  using detail::task_state::completed, detail::task_state::doomed, detail::task_state::handle;
+  std::vector<task_header*> unnamed, named;
+  registry_.for_each([&](task_header* t) {  // (a) mark: COMPLETED | DOOMED, never to run again
+    auto st = detail::state_of(t);
+    if (st.load(detail::mo_relaxed) & completed) return;  // one thread from here (step 3)
+    if (st.fetch_or(completed | doomed, detail::mo_acq_rel) & handle) return;
+    unnamed.push_back(t);
   });
   for (task_header* t : unnamed) destroy_root(t);  // (b) their frames drop handles, freeing what those name
-  if (doomed_.empty()) return;
-  // (c) the named roots still alive (named from another such root, a cycle, or from
+  // (c) the marked roots still registered (named from another such root, a cycle, or from
   //     outside any frame): clear COMPLETED on all of them first, so that no dropped
   //     handle frees one; destroy each once; keep the freed frames until the last is
   //     destroyed, since a handle in a cycle may still write to a root freed before it.
-  for (task_header* t : doomed_) detail::state_of(t).fetch_and(~detail::task_state::completed, detail::mo_relaxed);
+  registry_.for_each([&](task_header* t) {
+    if (detail::state_of(t).load(detail::mo_relaxed) & doomed) named.push_back(t);
+  });
+  if (named.empty()) return;
+  for (task_header* t : named) detail::state_of(t).fetch_and(~completed, detail::mo_relaxed);
   deferred_frees keep;
-  while (!doomed_.empty()) destroy_root(*doomed_.begin());
+  for (task_header* t : named) destroy_root(t);
 }
 
 // ---------------------------------------------------------------- timers

@@ -284,12 +284,16 @@ __device__ inline void flush_staging(worker_ctx& c) noexcept {
   __syncwarp();
 }
 
+// Whether the task that ran asked to go back into a queue (a yield, or a wake-up that
+// came while it ran).
+__device__ inline bool requeues(detail::after_run r) noexcept {
+  return r == detail::after_run::requeue_back || r == detail::after_run::requeue_now;
+}
+
 // Step 3: requeue what this lane's task asked for, aggregated over the warp, then
 // spill the staging area beyond the LIFO slot into the ring or the inject queue.
 __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::after_run r) noexcept {
-  detail::task_header* back =
-      (r == detail::after_run::requeue_back || r == detail::after_run::requeue_now) ? t : nullptr;
-  push_to_ring(c, back);
+  push_to_ring(c, requeues(r) ? t : nullptr);
   flush_staging(c);
   // Enough to share? Only worth a look when this batch put something in the ring.
   if (c.lane == 0 && !c.st.ring_empty && warp_ring::length_hint(c.w.ring) >= 4) notify_one(c.d);
@@ -301,9 +305,8 @@ __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::aft
 // or tasks that wake each other on this warp (at most lifo_keep staged), with an empty
 // ring, skips it.
 __device__ inline bool needs_settle(worker_ctx& c, detail::after_run r) noexcept {
-  const bool requeue = r == detail::after_run::requeue_back || r == detail::after_run::requeue_now;
   __syncwarp();  // the lanes' staging writes of this batch
-  return __any_sync(full_mask, requeue) || c.st.count > lifo_keep || !c.st.ring_empty;
+  return __any_sync(full_mask, requeues(r)) || c.st.count > lifo_keep || !c.st.ring_empty;
 }
 
 __device__ inline bool try_begin_search(worker_ctx& c) noexcept {

@@ -33,14 +33,14 @@
 //   5. Destroy every root that has not completed. Teardown first marks each of them
 //      COMPLETED (it will never run again), so that a join handle to it, dropped when
 //      the frame that holds the handle is destroyed, frees it as for any completed
-//      root, rather than touching it after it was freed: (a) mark them all; (b) destroy
-//      those that no handle names, whose frames drop the handles they hold (freeing the
-//      roots those name); (c) the marked roots still alive (a task holding its own
+//      root, rather than touching it after it was freed: (a) mark them all (COMPLETED |
+//      DOOMED); (b) destroy those that no handle names, whose frames drop the handles
+//      they hold (freeing the roots those name); (c) the marked roots still alive (a task holding its own
 //      handle, a cycle of handles and what hangs off it, or a handle outside any
 //      frame, which must not be dropped after shutdown): clear their COMPLETED bit,
 //      destroy each once, and keep their freed frames until the last one is destroyed
 //      (deferred_frees). A completed root whose last handle goes is destroyed then.
-//      (doomed_ is touched only here, after step 3: one thread.)
+//      The registry, which destroy_root keeps exact, says which marked roots are left.
 //   6. Flush the frame caches into the pool; the pool then counts only frames still
 //      held by host-side handles (none after block_on returns).
 #pragma once
@@ -50,7 +50,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "weft/detail/mailbox_layout.hpp"
@@ -182,7 +181,6 @@ class host_executor {
   std::vector<std::unique_ptr<worker>> workers_;
   inject_queue inject_;
   root_registry registry_;
-  std::unordered_set<detail::task_header*> doomed_;  // shutdown step 5: marked roots some handle names
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> shut_down_{false};

@@ -41,9 +41,8 @@
 //   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
 //   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
 //                Without it, completion with an error makes the joiner unwind.
-//   DOOMED       set only by the device's shutdown, on a root it destroys without
-//                completing it; its scans read it (device_program.hpp, above
-//                weft_teardown_scan; the host keeps such roots in a set instead).
+//   DOOMED       set only by shutdown, on a root it destroys without completing it
+//                (host_executor.hpp step 5; device_program.hpp, above weft_teardown_scan).
 // (A host thread never waits on a root's state word: runtime::spawn and block_on wrap the
 // root in a task that reports to a host-side box or a completion record.)
 //
@@ -88,7 +87,7 @@ enum class action : std::uint8_t {
 namespace task_state {
 inline constexpr std::uint32_t scheduled = 1u << 0;
 inline constexpr std::uint32_t running = 1u << 1;
-inline constexpr std::uint32_t doomed = 1u << 2;  // shutdown marked it (device teardown; was NOTIFIED once)
+inline constexpr std::uint32_t doomed = 1u << 2;  // shutdown marked it (was NOTIFIED once)
 inline constexpr std::uint32_t completed = 1u << 3;
 inline constexpr std::uint32_t handle = 1u << 4;
 inline constexpr std::uint32_t awaiter = 1u << 5;
