@@ -29,7 +29,7 @@
 //     a live frame or object (block_live != 0 exactly in the last case).
 //   * A magazine's words do not change while it is on a stack: only the lane that pops
 //     it (the CAS that takes it off) may reuse its blocks.
-//   * `carved` only grows and never passes arena_bytes.
+//   * `carved` only grows; the arena's carved part is [0, min(carved, arena_bytes)).
 //   * Exhaustion returns nullptr after the own shard, carving and every other shard
 //     came up empty; the task sees errc::out_of_memory. No device malloc anywhere.
 // Memory orders (device scope: every worker warp of the GPU shares the pool)
@@ -41,7 +41,7 @@
 //     between (ABA) no longer matches and the CAS fails. A loser may read words of a
 //     block that its new owner is writing; it discards them (its CAS fails). Those reads
 //     are relaxed atomics at device scope, so no stale L1 line is read either.
-//   * `carved`: relaxed CAS; it hands out disjoint ranges. A frame's contents reach
+//   * `carved`: relaxed fetch_add; it hands out disjoint ranges. A frame's contents reach
 //     other lanes through whatever publishes the task (its state word, a queue).
 //   * Side-table bytes are written by the lane that owns the block and read by the
 //     teardown kernel after the workers' kernel has ended (kernel boundary = ordering).
@@ -129,8 +129,32 @@ class device_frames {
   WEFT_HOST_DEVICE unsigned take(unsigned c, std::uint32_t* out, unsigned max, unsigned shard) noexcept {
     unsigned n = pop(d_.shards[shard % d_.num_shards], c, out, max, shard);
     if (n == 0) n = carve(c, out, max < refill ? max : refill);
-    for (unsigned i = 1; n == 0 && i < d_.num_shards; ++i) n = pop(d_.shards[(shard + i) % d_.num_shards], c, out, max, shard);
+    if (n == 0) n = take_from_others(c, out, max, shard);
     return n;
+  }
+
+  // take(), once the own shard and the arena are empty: pops from the nearest other shard
+  // (shard + 1, shard + 2, ...) whose stack of class c looks non-empty. The tops are read
+  // scan_width at a time with relaxed loads, all issued before any is looked at, so a
+  // round costs one memory latency; only a shard that looked non-empty is popped (pop's
+  // acquire). Popping each shard in turn cost one acquire load per shard (127 memory
+  // latencies, each also dropping the SM's L1) before a pool that is nearly exhausted
+  // could say so.
+  static constexpr unsigned scan_width = 8;
+  WEFT_HOST_DEVICE unsigned take_from_others(unsigned c, std::uint32_t* out, unsigned max, unsigned shard) noexcept {
+    const unsigned num = d_.num_shards;
+    for (unsigned i = 1; i < num; i += scan_width) {
+      std::uint64_t top[scan_width];
+      for (unsigned k = 0; k < scan_width; ++k) {
+        const unsigned j = i + k < num ? i + k : i;  // past the last shard: look at shard i again
+        top[k] = detail::device_atomic<std::uint64_t>(d_.shards[(shard + j) % num].top[c]).load(detail::mo_relaxed);
+      }
+      for (unsigned k = 0; k < scan_width && i + k < num; ++k) {
+        if (static_cast<std::uint32_t>(top[k]) == 0) continue;  // looked empty
+        if (const unsigned n = pop(d_.shards[(shard + i + k) % num], c, out, max, shard)) return n;
+      }
+    }
+    return 0;
   }
 
   // Returns n blocks of class c to the shard, as magazines of at most mag_max.
@@ -177,16 +201,20 @@ class device_frames {
     return n;
   }
 
+  // Up to `max` fresh blocks of class c from the arena. One fetch_add hands out a
+  // disjoint range; a range that runs past the arena's end keeps the blocks that fit, and
+  // `carved` stays past the end from then on (the relaxed look first then returns 0
+  // without an RMW). The tail of the arena too short for a block of the class that ran
+  // past the end stays unused. A CAS loop here retried under contention: with cycle
+  // probes in spawn_many on an H200 a carve took about 2,000,000 cycles, every lane whose
+  // shard was empty retrying on this one word (docs/benchmarks.md, twelfth session).
   WEFT_HOST_DEVICE unsigned carve(unsigned c, std::uint32_t* out, unsigned max) noexcept {
     const std::uint64_t bytes = size_class_pool::class_bytes(c);
     detail::device_atomic<std::uint64_t> carved(d_.carved);
-    std::uint64_t old = carved.load(detail::mo_relaxed);
-    unsigned n;
-    do {
-      const std::uint64_t room = old < d_.arena_bytes ? (d_.arena_bytes - old) / bytes : 0;
-      n = room < max ? static_cast<unsigned>(room) : max;
-      if (n == 0) return 0;
-    } while (!carved.compare_exchange_weak(old, old + n * bytes, detail::mo_relaxed, detail::mo_relaxed));
+    if (carved.load(detail::mo_relaxed) >= d_.arena_bytes) return 0;
+    const std::uint64_t old = carved.fetch_add(std::uint64_t{max} * bytes, detail::mo_relaxed);
+    const std::uint64_t room = old < d_.arena_bytes ? (d_.arena_bytes - old) / bytes : 0;
+    const unsigned n = room < max ? static_cast<unsigned>(room) : max;
     for (unsigned i = 0; i < n; ++i) {
       out[i] = static_cast<std::uint32_t>((old + i * bytes) / granule);
       d_.block_class[out[i]] = static_cast<std::uint8_t>(c + 1);

@@ -124,7 +124,7 @@ __device__ inline detail::promise_base* root_at_granule(device_sched* d, std::ui
 // clears COMPLETED on every DOOMED root still alive).
 __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, std::uint32_t cap,
                                    std::uint32_t* count, teardown_list what) {
-  const std::uint64_t granules = d->carved / device_frames::granule;
+  const std::uint64_t granules = (d->carved < d->arena_bytes ? d->carved : d->arena_bytes) / device_frames::granule;
   for (std::uint64_t g = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; g < granules;
        g += std::uint64_t{gridDim.x} * blockDim.x) {
     detail::promise_base* p = root_at_granule(d, g);
