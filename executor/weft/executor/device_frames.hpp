@@ -29,9 +29,14 @@
 //     a live frame or object (block_live != 0 exactly in the last case).
 //   * A magazine's words do not change while it is on a stack: only the lane that pops
 //     it (the CAS that takes it off) may reuse its blocks.
-//   * `carved` only grows; the arena's carved part is [0, min(carved, arena_bytes)).
+//   * `carved` only grows. Blocks lie in [0, min(carved, arena_bytes)); granules there
+//     with block_class 0 belong to no block (the tail a carve left, below).
 //   * Exhaustion returns nullptr after the own shard, carving and every other shard
 //     came up empty; the task sees errc::out_of_memory. No device malloc anywhere.
+//     The one carve whose range runs past the arena's end leaves the tail that its
+//     class does not fit in uncarved, and no later carve uses it: less than that carve's
+//     request (at most 8 KiB for the cached classes, 1 MiB otherwise) of the arena can
+//     go unused, so out_of_memory may come that much earlier than a perfect fit.
 // Memory orders (device scope: every worker warp of the GPU shares the pool)
 //   * push: the magazine's words are written, then the top CAS releases them.
 //   * pop: the top is loaded with acquire (it reads the last RMW of the release sequence
