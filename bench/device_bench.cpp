@@ -481,6 +481,7 @@ void BM_chained_bulk(benchmark::State& st) {
   auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
   std::vector<float> got(chain_n), init(chain_n);
   for (int i = 0; i < chain_n; ++i) init[i] = float(i % 7) * 0.25f;
+  const auto before = rt.device()->stats();
   double total = 0;
   for (auto _ : st) {
     WEFT_BENCH_CHECK(cudaMemcpyAsync(g_buf.chain_a, init.data(), sizeof(float) * chain_n, cudaMemcpyHostToDevice, s));
@@ -502,6 +503,10 @@ void BM_chained_bulk(benchmark::State& st) {
   st.counters["stream_over_weft"] = g_buf.chain_stream_us / us;
   st.counters["graph_over_weft"] = g_buf.chain_graph_us / us;
   st.counters["graph_result_same"] = g_buf.chain_graph_same;
+  // Steps run inline by the lone task's warp (device_bulk.hpp), not through a suspension.
+  // Approximate: warps publish their counts when idle, so the last steps may be missed.
+  st.counters["inline_fraction"] =
+      double(rt.device()->stats().inline_bulk - before.inline_bulk) / (double(chain_steps) * st.iterations());
 }
 
 // ------------------------------------------------------------------ dependent_decision
@@ -553,6 +558,7 @@ void measure_decision_baseline() {
 void BM_dependent_decision(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  const auto before = rt.device()->stats();
   double total = 0;
   for (auto _ : st) {
     unsigned got = 0;
@@ -568,6 +574,8 @@ void BM_dependent_decision(benchmark::State& st) {
   st.counters["us_per_step"] = us;
   st.counters["host_loop_us_per_step"] = g_buf.decision_host_us;
   st.counters["host_loop_over_weft"] = g_buf.decision_host_us / us;
+  st.counters["inline_fraction"] =
+      double(rt.device()->stats().inline_bulk - before.inline_bulk) / (double(decision_steps) * st.iterations());
 }
 
 // ------------------------------------------------------------------ one_task_trip

@@ -319,6 +319,7 @@ device_stats device_runtime::stats() const noexcept {
     st.injected += w.stats.injected;
     st.parks += w.stats.parks;
     st.napped_ns += w.stats.napped_ns;
+    st.inline_bulk += w.stats.inline_bulk;
     st.live_roots += static_cast<std::int64_t>(w.stats.spawned) - static_cast<std::int64_t>(w.stats.destroyed);
   }
   return st;

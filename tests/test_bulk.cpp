@@ -5,9 +5,11 @@
 // weft_test::shared_array: managed memory when a GPU is there, created before the
 // runtime so that they outlive it.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "shared_array.hpp"
@@ -176,6 +178,44 @@ TEST_CASE("a chain of dependent bulk steps sees each step's writes", "[bulk]") {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
   REQUIRE(wrong == 0);
+}
+
+TEST_CASE("a task alone in its warp runs small dependent bulk steps without a resume per step", "[bulk]") {
+  // n up to 2048 is at most two chunks: on the GPU a lone task runs those inline, on its
+  // warp's idle lanes (device_bulk.hpp); 2049 goes to the board. Results must not differ.
+  const int steps = 300;
+  for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{256}, std::size_t{2048}, std::size_t{2049}}) {
+    shared_array<unsigned> a(n), b(n);
+    std::vector<unsigned> ra(n), rb(n);
+    for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<unsigned>(i % 89);
+    for (int s = 0; s < steps; ++s) {
+      std::vector<unsigned>& src = s % 2 ? rb : ra;
+      std::vector<unsigned>& dst = s % 2 ? ra : rb;
+      for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + unsigned(s);
+    }
+    weft::runtime rt(any_backend_config());
+    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
+    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
+                        a.data(), b.data(), n, steps) == 0);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
+    INFO("n = " << n);
+    REQUIRE(wrong == 0);
+    if (rt.device() != nullptr) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const auto after = rt.device()->stats();
+      const auto resumed = after.resumed - before.resumed, inlined = after.inline_bulk - before.inline_bulk;
+      INFO("resumes " << resumed << ", inline jobs " << inlined << " in " << steps << " steps");
+      if (n <= 2048) {
+        REQUIRE(inlined >= steps * 9 / 10);   // all but the step per trip that goes round the loop
+        REQUIRE(resumed <= steps / 10 + 2);   // suspending would resume it once per step
+      } else {
+        REQUIRE(inlined == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("bulk_warps gives each warp job 32 lanes whose shfl, ballot, reduce and sync agree", "[bulk]") {

@@ -15,12 +15,16 @@
 //     runs indices begin + l, begin + l + 32, ... so a warp's accesses coalesce;
 //   * a job of one or two chunks runs on the warp whose lane posted it, right after its
 //     batch: no other warp is involved, which is what keeps a chain of small steps fast;
+//     a task that runs alone in its warp's batch (bulk(), not bulk_warps) has such a job
+//     run inside the await by the warp's 31 idle lanes, and does not suspend;
 //   * a larger job goes on the bulk board, where idle warps are woken to take chunks.
 // On the host backend the calls run on the awaiting task's worker thread before it goes
 // on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp).
 //
 // f is copied into the awaiting task's frame and called through a const reference from
-// many lanes at once. Errors: bulk_warps with more than 2^30 warp jobs, or either one
+// many lanes at once. Which lane runs which index is unspecified, and f of bulk() must
+// not use warp-wide operations (__syncwarp, shuffles, votes): use bulk_warps for that.
+// Errors: bulk_warps with more than 2^30 warp jobs, or either one
 // with more than 2^30 chunks, is invalid_argument; bulk_warps in a kernel with no
 // executor (run_inline) is backend_unavailable. As for any await, the error fails the
 // awaiting task, or is returned by try_await(bulk(...)). n == 0 completes at once.
@@ -39,16 +43,11 @@ namespace weft {
 namespace detail {
 
 template <class F>
-WEFT_HOST_DEVICE void run_element_chunk(const bulk_job& j, std::uint32_t c, std::uint32_t lane) {
+WEFT_HOST_DEVICE void run_element_chunk(const bulk_job& j, std::uint32_t c, std::uint32_t lane, std::uint32_t lanes) {
   const F& f = *static_cast<const F*>(j.fn);
   const std::uint64_t begin = std::uint64_t{c} * j.chunk_items;
   const std::uint64_t end = j.n - begin < j.chunk_items ? j.n : begin + j.chunk_items;
-#if WEFT_DEVICE_PASS
-  for (std::uint64_t i = begin + lane; i < end; i += WEFT_WARP_SIZE) f(static_cast<std::size_t>(i));
-#else
-  (void)lane;
-  for (std::uint64_t i = begin; i < end; ++i) f(static_cast<std::size_t>(i));
-#endif
+  for (std::uint64_t i = begin + lane; i < end; i += lanes) f(static_cast<std::size_t>(i));
 }
 
 template <class F>
@@ -59,7 +58,7 @@ struct warp_body_arg {
 };
 
 template <class F>
-WEFT_HOST_DEVICE void run_warp_chunk(const bulk_job& j, std::uint32_t c, std::uint32_t lane) {
+WEFT_HOST_DEVICE void run_warp_chunk(const bulk_job& j, std::uint32_t c, std::uint32_t lane, std::uint32_t /*lanes: 32*/) {
   const F& f = *static_cast<const F*>(j.fn);
 #if WEFT_DEVICE_PASS
   warp_ctx w(lane, c, j.n);
@@ -101,7 +100,7 @@ WEFT_HOST_DEVICE inline errc submit_bulk(bulk_job* j) noexcept {
 inline void run_bulk_on_host(bulk_job& j) {
   j.chunk_items = j.warps ? 1u : 0x40000000u;
   const std::uint64_t chunks = (j.n + j.chunk_items - 1) / j.chunk_items;
-  for (std::uint64_t c = 0; c < chunks; ++c) j.run_chunk(j, static_cast<std::uint32_t>(c), 0);
+  for (std::uint64_t c = 0; c < chunks; ++c) j.run_chunk(j, static_cast<std::uint32_t>(c), 0, 1);
 }
 #endif
 
@@ -123,7 +122,7 @@ struct bulk_awaiter {
     job.n = n;
     job.warps = Warps;
 #if WEFT_DEVICE_PASS
-    if (device_has_executor()) return false;
+    if (device_has_executor()) return device_run_bulk_inline(&job);  // else await_suspend submits it
     if constexpr (Warps) {
       failed = errc::backend_unavailable;  // run_inline: one lane cannot be a warp
       return false;

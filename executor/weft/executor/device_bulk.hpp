@@ -9,6 +9,21 @@
 //            then it goes round the loop with the task in its staging area, tagged so
 //            that the next run still skips begin_run). No shared word is touched, and a
 //            chain of small dependent steps stays on one warp.
+//   inline   before any of that, a task that runs alone in its batch (its lane is the
+//            batch's only one) runs a job of at most bulk_private_chunks element chunks
+//            at once, inside its await, on the batch's 31 idle lanes, which wait in
+//            serve_lone_task for it (lane rank r runs indices begin + r, + 31, ...).
+//            The task's lane only waits: had it called the job too, from its own place
+//            in the code, that call would run as a second, serialised pass. The task
+//            does not suspend, so the step
+//            costs no trip through the trampoline and the worker loop (a chain of small
+//            dependent steps from one task: chained_bulk, dependent_decision). Only
+//            when nothing else waits for the warp (its staging area and ring empty;
+//            else the job goes the private way, after the batch), only bulk() (a
+//            bulk_warps job's collectives want its lanes converged), and at most
+//            inline_jobs_per_trip per trip round the loop: then the job goes the private
+//            way and its task waits in the staging area for the next trip, so the warp
+//            still polls, stops and looks at its queues.
 //   board    a larger job is copied into a free slot of the bulk board (device memory,
 //            bulk_board_slots slots) and sleeping warps get wake tokens. Every warp
 //            looks at the board at the top of each trip round its loop (help_bulk) and
@@ -28,6 +43,26 @@
 //   remaining  chunks not finished; fetch_sub(1) (acq_rel) after each chunk. The warp
 //              that takes it to 0 closes the slot and wakes the waiter.
 //   bulk_active  occupied slots, so that warps skip the board with one load when idle.
+// The inline protocol (one warp; shared memory, the warp's staging area):
+//   lone        lane 0 writes lone_batch_key before a batch of exactly one task while
+//               the trip has inline jobs left (and 0 before any other batch), then __syncwarp; the task lane's lane is the only
+//               one in batch_lanes.
+//   inline_job  written by the task lane only: the job, before each barrier (1); null,
+//               before its final barrier (R), when its run (run_and_settle) has ended.
+//   barriers    the task lane: (1) (2) per job, then (R). Each helper: one __syncwarp at
+//               the top of its loop (pairs with (1) or (R)), then, if inline_job is not
+//               null, runs the job's chunks and one more (pairs with (2)). So the counts
+//               match and every lane reads inline_job only between (1) and (2), or after
+//               (R), when the task lane does not write it. (sm_70 and later let a full-
+//               mask __syncwarp meet at different places in the code; this relies on it.)
+//   memory      __syncwarp orders memory among the lanes that take part: the job (in the
+//               task's frame) before (1) for the helpers, their f(i) writes before (2)
+//               for the task. Nothing leaves the SM, so no fence, and L1 stays valid.
+//   cost        (H200; docs/benchmarks.md, thirteenth session) each full-mask __syncwarp
+//               met at two places costs ~200 cycles against ~20 converged; a step is
+//               still about half a suspension's cost.
+//   f           must not use warp-wide operations (bulk.hpp): one in f would pair with
+//               the task lane's (2) and the counts would drift apart.
 // Invariants: the job's descriptor in a slot does not change from publication until
 // `remaining` reaches 0, and a chunk is owned only through a successful claim, so every
 // reader of the descriptor (after its claim) sees the job it claimed. The callable lives
@@ -46,6 +81,9 @@
 #include "weft/executor/device_hooks.hpp"
 
 #if WEFT_CUDA_COMPILE
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "weft's device executor needs sm_70 or later: inline bulk jobs meet __syncwarp at different places"
+#endif
 namespace weft::exec {
 
 inline constexpr std::uint32_t bulk_claims_per_trip = 16;
@@ -113,12 +151,31 @@ __device__ inline bool help_bulk(device_sched& d, std::uint32_t id, std::uint32_
     if (c >= static_cast<std::uint32_t>(old >> 32)) continue;  // raced to the end: look again
     __syncwarp();  // every lane reads the descriptor after lane 0's claim (acquire)
     const detail::bulk_job j = s.job;
-    j.run_chunk(j, c, lane);
+    j.run_chunk(j, c, lane, WEFT_WARP_SIZE);
     __syncwarp();  // all lanes' writes before lane 0's release below
     if (lane == 0) finish_chunk_lane0(d, s);
     ran = true;
   }
   return ran;
+}
+
+// The idle lanes of a lone batch (every lane but the task's): run the task's inline
+// jobs, ranked 0..30 among themselves, until its run ends (the protocol above).
+__device__ inline void serve_lone_task(staging_area& st, std::uint32_t lane) noexcept {
+  const std::uint32_t rank = lane - (lanes_below(lane) & st.batch_lanes ? 1u : 0u);
+  for (;;) {
+    __syncwarp();  // pairs with the task lane's (1) or (R)
+    const detail::bulk_job* j = st.inline_job;
+    if (j == nullptr) return;
+    for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, rank, WEFT_WARP_SIZE - 1);
+    __syncwarp();  // (2): our calls' writes before the task goes on
+  }
+}
+
+// The task lane of a lone batch, after its run: lets the helpers go (R).
+__device__ inline void release_lone_helpers(staging_area& st) noexcept {
+  st.inline_job = nullptr;
+  __syncwarp();
 }
 
 // Warp-collective, after a batch: runs or publishes the jobs this warp's lanes posted.
@@ -136,7 +193,7 @@ __device__ inline detail::task_header* run_posted_bulk(device_sched& d, staging_
     int slot = -1;
     if (lane == 0 && !j->held) slot = publish_bulk_lane0(d, *j, id);
     if (__shfl_sync(full_mask, slot, 0) >= 0) continue;  // the board has it now
-    for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane);
+    for (std::uint32_t c = 0; c < j->chunks; ++c) j->run_chunk(*j, c, lane, WEFT_WARP_SIZE);
     detail::task_header* w = j->waiter;  // j lives in the waiter's frame: read before it resumes
     const bool was_held = j->held;
     __syncwarp();  // every lane is done with *j and its writes are ordered before the hand-back

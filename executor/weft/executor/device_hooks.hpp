@@ -161,24 +161,30 @@ __device__ inline void device_destroy_root(task_header* t) noexcept {
 
 // Jobs of at most this many chunks run on the posting warp alone (device_bulk.hpp).
 inline constexpr std::uint32_t bulk_private_chunks = 2;
+inline constexpr std::uint32_t bulk_min_chunk_items = 1024;  // bulk(): whole warp strides, and few chunks
 
 __device__ inline bool device_has_executor() noexcept { return exec::g_device_sched != nullptr; }
 
-// Cuts a bulk job into chunks and leaves it for the posting warp, which runs it or puts
-// it on the bulk board after its batch (device_bulk.hpp). bulk(): about 4 chunks per
-// worker warp, of at least 1024 indices and a multiple of 32 (whole warp strides);
-// bulk_warps(): one chunk per warp job.
+// Cuts a bulk job into chunks. bulk(): about 4 chunks per worker warp, of at least
+// 1024 indices and a multiple of 32 (whole warp strides); bulk_warps(): one chunk per
+// warp job.
+__device__ inline void cut_bulk(bulk_job& j, std::uint32_t workers) noexcept {
+  if (j.warps) {
+    j.chunk_items = 1;
+  } else {
+    const std::uint64_t target = std::uint64_t{workers} * 4;
+    std::uint64_t per = (j.n + target - 1) / target;
+    per = per <= bulk_min_chunk_items ? bulk_min_chunk_items : (per + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE * WEFT_WARP_SIZE;
+    j.chunk_items = static_cast<std::uint32_t>(per);  // < 2^31: check_bulk bounds n
+  }
+  j.chunks = static_cast<std::uint32_t>((j.n + j.chunk_items - 1) / j.chunk_items);
+}
+
+// Leaves a bulk job for the posting warp, which runs it or puts it on the bulk board
+// after its batch (device_bulk.hpp).
 __device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
   exec::device_sched* d = exec::g_device_sched;
-  if (j->warps) {
-    j->chunk_items = 1;
-  } else {
-    const std::uint64_t target = std::uint64_t{d->num_workers} * 4;
-    std::uint64_t per = (j->n + target - 1) / target;
-    per = per <= 1024 ? 1024 : (per + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE * WEFT_WARP_SIZE;
-    j->chunk_items = static_cast<std::uint32_t>(per);  // < 2^31: check_bulk bounds n
-  }
-  j->chunks = static_cast<std::uint32_t>((j->n + j->chunk_items - 1) / j->chunk_items);
+  cut_bulk(*j, d->num_workers);
   j->held = j->chunks <= bulk_private_chunks;  // always run by this warp: hold the task
   exec::staging_area& st = exec::staging_of_this_warp();
   // Block scope: only this warp's lanes post here, during the batch.
@@ -190,6 +196,31 @@ __device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
   }
   st.bulk_jobs[i] = j;  // read by the warp after the batch's __syncwarp
   return errc{};
+}
+
+// Runs a small bulk() job at once, without suspending, when the calling task is the only
+// one in its batch and nothing else waits for its warp: the other 31 lanes wait in
+// serve_lone_task for exactly this and run it while this lane waits (device_bulk.hpp,
+// "inline jobs"). True: every f(i) has returned and its writes are visible here. False:
+// nothing ran; submit the job. Shared-memory reads only, and no division: a job of at
+// most bulk_private_chunks * 1024 indices has 1024-index chunks whatever the worker
+// count (cut_bulk), so a busy warp pays next to nothing for the look.
+__device__ inline bool device_run_bulk_inline(bulk_job* j) noexcept {
+  exec::staging_area& st = exec::staging_of_this_warp();
+  if (j->warps || j->n > bulk_private_chunks * bulk_min_chunk_items) return false;
+  // The key and this lane's bit: the lone batch's task, in the worker kernel (a stray
+  // key in another kernel's shared memory would need this lane's bit beside it too).
+  const std::uint32_t me = 1u << (threadIdx.x % WEFT_WARP_SIZE);
+  if (st.lone != exec::lone_batch_key || st.batch_lanes != me || st.inline_left == 0) return false;
+  if (st.count != 0 || !st.ring_empty) return false;  // tasks queued for this warp: let them run
+  j->chunk_items = bulk_min_chunk_items;
+  j->chunks = static_cast<std::uint32_t>((j->n + bulk_min_chunk_items - 1) / bulk_min_chunk_items);
+  --st.inline_left;
+  ++st.stats.inline_bulk;
+  st.inline_job = j;
+  __syncwarp();  // (1) the job and inline_job before the helpers read them
+  __syncwarp();  // (2) every helper's calls have returned; their writes are ordered before ours
+  return true;
 }
 
 // The GPU's global nanosecond timer (%globaltimer; its resolution is about 1 us on

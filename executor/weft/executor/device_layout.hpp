@@ -116,6 +116,7 @@ struct worker_stats {
   std::uint64_t napped_ns;   // sum of its naps while parked (idle time)
   std::uint64_t spawned;     // roots submitted by this warp's lanes
   std::uint64_t destroyed;   // roots destroyed by this warp's lanes
+  std::uint64_t inline_bulk;  // bulk jobs a lone task ran on its warp's idle lanes (device_bulk.hpp)
 };
 
 // 512: a batch of 32 lanes that each spawn 16 tasks into a nearly empty staging area
@@ -127,6 +128,14 @@ inline constexpr std::uint32_t staging_capacity = 512;
 inline constexpr std::uint32_t staging_reserve = 64;
 inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks of 128 threads
 
+// Inline bulk jobs (device_bulk.hpp). `lone` holds this key, not a flag, so that shared
+// memory left by another kernel of the module cannot read as a lone batch by accident;
+// a warp runs at most inline_jobs_per_trip of them (~100 us of chained_bulk's 256-index
+// steps on an H200; longer for a costly f) before it goes round its loop again (polls,
+// the stop flag, its queues). 1024 instead of 64 gained only 3 % (docs/benchmarks.md).
+inline constexpr std::uint32_t lone_batch_key = 0x4c6f6e65u;  // "Lone"
+inline constexpr std::uint32_t inline_jobs_per_trip = 64;
+
 // Tasks a warp's lanes woke or spawned during a batch (the LIFO slot, widened to a
 // warp). Lives in shared memory (device_hooks.hpp): only the warp itself touches it.
 struct staging_area {
@@ -135,6 +144,10 @@ struct staging_area {
                              // emptiness seen by the owner lasts until its next push)
   std::uint32_t bulk_count;  // bulk jobs posted by this warp's lanes in this batch
   std::uint32_t batch_lanes;  // bit i: lane i runs a task in this batch (device_io.hpp: in place)
+  std::uint32_t lone;         // lone_batch_key while this batch runs one task and the other 31
+                              // lanes wait to run its inline bulk jobs (device_bulk.hpp); else 0
+  std::uint32_t inline_left;  // inline bulk jobs this warp may still run in this trip round its loop
+  const detail::bulk_job* inline_job;  // the lone task's job the lanes run now; null: its run ended
   std::uint32_t in_place_delay;   // cycles before an in-place wait's first read (device_io.hpp)
   std::uint32_t claim_capacity;   // claim_box's req_capacity (so a hinted claim loads nothing)
   std::uint32_t ring_head_seen;   // the ring's head as this warp last loaded it with acquire

@@ -88,6 +88,9 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_
     staging_of_this_warp().ring_empty = 0;  // unknown: look
     staging_of_this_warp().bulk_count = 0;
     staging_of_this_warp().batch_lanes = 0;
+    staging_of_this_warp().lone = 0;
+    staging_of_this_warp().inline_left = 0;
+    staging_of_this_warp().inline_job = nullptr;
     staging_of_this_warp().claim_box = nullptr;
     staging_of_this_warp().in_place_delay = 0;
   }

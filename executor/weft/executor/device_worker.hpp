@@ -469,6 +469,7 @@ __device__ inline void publish_stats(worker_ctx& c) noexcept {
   g.injected = c.st.stats.injected;
   g.parks = c.st.stats.parks;
   g.napped_ns = c.st.stats.napped_ns;
+  g.inline_bulk = c.st.stats.inline_bulk;
 }
 
 __device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {
@@ -478,12 +479,40 @@ __device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {
   c.st.stats.lanes_used += n;
 }
 
+// The inline bulk jobs this warp may still run in this trip (lane 0's read, broadcast:
+// lane 0 rewrites the count at the top of each trip with no __syncwarp before it, so
+// no other lane may read the word here).
+__device__ inline std::uint32_t inline_jobs_left(worker_ctx& c) noexcept {
+  std::uint32_t left = 0;
+  if (c.lane == 0) left = c.st.inline_left;
+  return __shfl_sync(full_mask, left, 0);
+}
+
 // Before a batch runs: records which lanes run a task in it, for a task's in-place
-// wait (device_io.hpp: alone_in_warp reads it from inside the task).
-__device__ inline void mark_batch(worker_ctx& c, detail::task_header* t) noexcept {
+// wait (device_io.hpp: alone_in_warp reads it from inside the task), and whether the
+// batch is lone (one task, inline jobs left this trip: device_bulk.hpp), in every lane.
+__device__ inline bool mark_batch(worker_ctx& c, detail::task_header* t) noexcept {
   const std::uint32_t lanes = __ballot_sync(full_mask, t != nullptr);
-  if (c.lane == 0) c.st.batch_lanes = lanes;
-  __syncwarp();  // lane 0's store before any lane's task reads it
+  const bool lone = __popc(lanes) == 1 && inline_jobs_left(c) != 0;
+  if (c.lane == 0) {
+    c.st.batch_lanes = lanes;
+    c.st.lone = lone ? lone_batch_key : 0;
+  }
+  __syncwarp();  // lane 0's stores before any lane's task reads them
+  return lone;
+}
+
+// Runs this lane's task of a marked batch, if it has one. In a lone batch the other
+// lanes serve the task's inline bulk jobs meanwhile, until it lets them go.
+__device__ inline detail::after_run run_batch(worker_ctx& c, detail::task_header* t, bool still_running,
+                                              bool lone) noexcept {
+  if (t == nullptr) {
+    if (lone) serve_lone_task(c.st, c.lane);
+    return detail::after_run::idle;
+  }
+  const detail::after_run r = detail::run_and_settle(t, still_running);
+  if (lone) release_lone_helpers(c.st);
+  return r;
 }
 
 // After a batch: run the bulk jobs its lanes posted, and resume the tasks that were held
@@ -496,12 +525,14 @@ __device__ inline void run_held_rounds(worker_ctx& c, std::uint32_t n) noexcept 
     detail::task_header* t = run_posted_bulk(c.d, c.st, c.id, c.lane);
     const std::uint32_t held = __popc(__ballot_sync(full_mask, t != nullptr));
     if (held == 0) return;
-    if (round == held_rounds) {  // fairness: let the loop look at its queues and polls
+    // Fairness: let the loop look at its queues and polls (also once a lone task has
+    // run its trip's inline jobs: it is the only one here, so it would go on at once).
+    if (round == held_rounds || inline_jobs_left(c) == 0) {
       if (t != nullptr) enqueue_from_lane(c.d, current_lane_ids(), detail::tag_still_running(t), /*may_fail=*/false);
       return;
     }
-    mark_batch(c, t);
-    const detail::after_run r = t ? detail::run_and_settle(t, /*still_running=*/true) : detail::after_run::idle;
+    const bool lone = mark_batch(c, t);
+    const detail::after_run r = run_batch(c, t, /*still_running=*/true, lone);
     if (needs_settle(c, r)) settle(c, t, r);
     count_batch(c, held);
   }
@@ -515,6 +546,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   }
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
+    if (lane == 0) c.st.inline_left = inline_jobs_per_trip;  // read after gather's __syncwarp
     if ((trip & 7) == 0 && lane == 0) poll_timers(d);
     if ((trip & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
@@ -534,13 +566,10 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       t = find_work(c, &n);
       if (n == 0) continue;
     }
-    detail::after_run r = detail::after_run::idle;
-    mark_batch(c, t);
-    if (t != nullptr) {
-      const bool held = detail::is_still_running(t);  // back from a private bulk job
-      t = detail::untag(t);
-      r = detail::run_and_settle(t, held);
-    }
+    const bool lone = mark_batch(c, t);
+    const bool held = detail::is_still_running(t);  // back from a private bulk job
+    t = detail::untag(t);
+    const detail::after_run r = run_batch(c, t, held, lone);
     if (needs_settle(c, r)) settle(c, t, r);
     run_held_rounds(c, n);
     // A busy worker 0 drains every 4th batch, after it: a task its last drain woke

@@ -16,9 +16,11 @@ namespace weft::detail {
 
 struct bulk_job;
 
-// Runs chunk `c` of the job. Device: called by all 32 lanes of a warp, converged, each
-// with its lane id. Host: called once per chunk with lane 0 (it runs the whole warp).
-using bulk_chunk_fn = void (*)(const bulk_job& job, std::uint32_t c, std::uint32_t lane);
+// Runs chunk `c` of the job. Device: called by `lanes` lanes of a warp, each with its
+// rank `lane` < `lanes`: all 32 (lane ids, converged), or for a lone task's inline
+// element job the 31 lanes other than the task's (device_bulk.hpp); a warp job is
+// always given 32. Host: called once per chunk with lane 0 of 1 (it runs the whole warp).
+using bulk_chunk_fn = void (*)(const bulk_job& job, std::uint32_t c, std::uint32_t lane, std::uint32_t lanes);
 
 struct bulk_job {
   bulk_chunk_fn run_chunk = nullptr;
