@@ -51,6 +51,19 @@ WEFT_HOST_DEVICE weft::task<int> dependent_steps(unsigned* a, unsigned* b, std::
   co_return 0;
 }
 
+// Fills `a` with i % mod and returns what dependent_steps leaves in it after an even
+// number of steps, computed on the host.
+std::vector<unsigned> dependent_steps_reference(unsigned* a, std::size_t n, unsigned mod, int steps) {
+  std::vector<unsigned> ra(n), rb(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<unsigned>(i % mod);
+  for (int s = 0; s < steps; ++s) {
+    std::vector<unsigned>& src = s % 2 ? rb : ra;
+    std::vector<unsigned>& dst = s % 2 ? ra : rb;
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + unsigned(s);
+  }
+  return ra;
+}
+
 // Each warp job checks its collectives against what they must give; counts mismatches.
 WEFT_HOST_DEVICE weft::task<int> warp_collectives(int* errors, int* out, std::size_t jobs) {
   co_await weft::bulk_warps(jobs, [=] WEFT_HOST_DEVICE(weft::warp_ctx& w) {
@@ -165,13 +178,7 @@ TEST_CASE("a chain of dependent bulk steps sees each step's writes", "[bulk]") {
   const std::size_t n = 4096;
   const int steps = 200;
   shared_array<unsigned> a(n), b(n);  // unsigned: the values wrap
-  std::vector<unsigned> ra(n), rb(n);
-  for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<unsigned>(i % 97);
-  for (int s = 0; s < steps; ++s) {
-    std::vector<unsigned>& src = s % 2 ? rb : ra;
-    std::vector<unsigned>& dst = s % 2 ? ra : rb;
-    for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + unsigned(s);
-  }
+  const std::vector<unsigned> ra = dependent_steps_reference(a.data(), n, 97, steps);
   weft::runtime rt(any_backend_config());
   REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
                       a.data(), b.data(), n, steps) == 0);
@@ -186,13 +193,7 @@ TEST_CASE("a task alone in its warp runs small dependent bulk steps without a re
   const int steps = 300;
   for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{256}, std::size_t{2048}, std::size_t{2049}}) {
     shared_array<unsigned> a(n), b(n);
-    std::vector<unsigned> ra(n), rb(n);
-    for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<unsigned>(i % 89);
-    for (int s = 0; s < steps; ++s) {
-      std::vector<unsigned>& src = s % 2 ? rb : ra;
-      std::vector<unsigned>& dst = s % 2 ? ra : rb;
-      for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + unsigned(s);
-    }
+    const std::vector<unsigned> ra = dependent_steps_reference(a.data(), n, 89, steps);
     weft::runtime rt(any_backend_config());
     REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts

@@ -15,9 +15,9 @@
 //            serve_lone_task for it (lane rank r runs indices begin + r, + 31, ...).
 //            The task's lane only waits: had it called the job too, from its own place
 //            in the code, that call would run as a second, serialised pass. The task
-//            does not suspend, so the step
-//            costs no trip through the trampoline and the worker loop (a chain of small
-//            dependent steps from one task: chained_bulk, dependent_decision). Only
+//            does not suspend, so the step costs no trip through the trampoline and the
+//            worker loop (a chain of small dependent steps from one task:
+//            chained_bulk, dependent_decision). Only
 //            when nothing else waits for the warp (its staging area and ring empty;
 //            else the job goes the private way, after the batch), only bulk() (a
 //            bulk_warps job's collectives want its lanes converged), and at most
@@ -45,8 +45,8 @@
 //   bulk_active  occupied slots, so that warps skip the board with one load when idle.
 // The inline protocol (one warp; shared memory, the warp's staging area):
 //   lone        lane 0 writes lone_batch_key before a batch of exactly one task while
-//               the trip has inline jobs left (and 0 before any other batch), then __syncwarp; the task lane's lane is the only
-//               one in batch_lanes.
+//               the trip has inline jobs left (and 0 before any other batch), then
+//               __syncwarp; the task's lane is the only one in batch_lanes.
 //   inline_job  written by the task lane only: the job, before each barrier (1); null,
 //               before its final barrier (R), when its run (run_and_settle) has ended.
 //   barriers    the task lane: (1) (2) per job, then (R). Each helper: one __syncwarp at
