@@ -104,6 +104,25 @@ WEFT_HOST_DEVICE weft::task<void> bump_then_count_down(weft::event& go, int& out
   if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
 }
 
+// Holds its frame until `go` is set, then counts itself down.
+WEFT_HOST_DEVICE weft::task<void> wait_then_count_down(weft::event& go, int& pending, weft::event& all_done) {
+  co_await go.wait();
+  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
+}
+
+// Spawns `k` tasks of wait_then_count_down's size that finish at once, and waits for them.
+WEFT_HOST_DEVICE weft::task<void> spawn_short_tasks(weft::event& go, int& pending, weft::event& all_done, int k) {
+  co_await go.wait();
+  weft::event now(true), mine_done;
+  int mine = 1;
+  for (int i = 0; i < k; ++i) {
+    weft::detail::device_atomic<int>(mine).fetch_add(1);
+    if (!weft::spawn(wait_then_count_down(now, mine, mine_done))) weft::detail::device_atomic<int>(mine).fetch_sub(1);
+  }
+  if (weft::detail::device_atomic<int>(mine).fetch_sub(1) != 1) co_await mine_done.wait();
+  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
+}
+
 // Two tasks hand a token back and forth `rounds` times through a pair of events.
 WEFT_HOST_DEVICE weft::task<int> pinger(weft::event* evs, int rounds, int side) {
   int seen = 0;
@@ -353,6 +372,69 @@ TEST_CASE("a spawn storm on a tiny frame pool gives out_of_memory to the spawner
   REQUIRE(o.other == 0);
   REQUIRE(o.started + o.refused == 20000);
   REQUIRE(o.finished == o.started);
+}
+
+// On the cuda backend a freed frame stays in the cache of the lane that freed it (up to
+// 64 per size class); without the reclaim (device_frames.hpp) the second count would
+// lack every block that the first count's tasks and the churn left in other lanes'
+// caches. A carved block keeps its size class and the first count carves all that is
+// left, so every frame the test needs afterwards is carved before it: the root does it
+// all in its own frame (no child frame), and the first churn keeps twice as many
+// spawners alive at once as the second. The sleep outlasts reclaim_quiet_ns, during
+// which a dry pool fails at once. Rounds: churn and count; sleep and churn; count.
+TEST_CASE("frames cached by the lanes that freed them come back before a spawn is refused for want of memory",
+          "[runtime][stress]") {
+  weft::runtime rt(agnostic(4u << 20));  // 4 MiB of frames: some tens of thousands of small tasks
+  struct counts {
+    int count[2];
+    bool churned;
+  };
+  auto root = [] WEFT_HOST_DEVICE(int limit, int leaves) -> weft::task<counts> {
+    counts c{{0, 0}, true};
+    for (int round = 0; round < 3; ++round) {
+      if (round == 1) co_await weft::sleep_for(2'000'000);
+      // A churn: `tasks` short-lived spawners, all alive before any runs (so that many of
+      // their frames at once), each spawning 16 tasks that finish at once: frames freed
+      // by lanes all over the workers. Round 0's is twice round 1's.
+      const int tasks = round == 0 ? 2 * leaves : leaves;
+      if (round < 2) {
+        weft::event go, all_done;
+        int pending = 1;
+        for (int i = 0; i < tasks; ++i) {
+          weft::detail::device_atomic<int>(pending).fetch_add(1);
+          if (!weft::spawn(spawn_short_tasks(go, pending, all_done, 16))) {
+            weft::detail::device_atomic<int>(pending).fetch_sub(1);
+            c.churned = false;
+          }
+        }
+        go.set();
+        if (weft::detail::device_atomic<int>(pending).fetch_sub(1) != 1) co_await all_done.wait();
+      }
+      if (round == 1) continue;
+      weft::event go, all_done;
+      int pending = 1;  // ours, dropped after the loop
+      int started = 0;
+      weft::errc refused{};
+      for (; started < limit; ++started) {
+        weft::detail::device_atomic<int>(pending).fetch_add(1);
+        weft::join_handle<void> h = weft::spawn(wait_then_count_down(go, pending, all_done));
+        if (!h) {
+          weft::detail::device_atomic<int>(pending).fetch_sub(1);
+          refused = h.error();
+          break;
+        }
+      }
+      go.set();
+      if (weft::detail::device_atomic<int>(pending).fetch_sub(1) != 1) co_await all_done.wait();
+      c.count[round / 2] = refused == weft::errc::out_of_memory ? started : -1;
+    }
+    co_return c;
+  };
+  const counts c = rt.block_on(root, 1 << 20, 256);
+  INFO("first count: " << c.count[0] << ", second count: " << c.count[1]);
+  REQUIRE(c.churned);
+  REQUIRE(c.count[0] > 1000);
+  REQUIRE(c.count[1] >= c.count[0] * 3 / 4);  // the spawner's own warp keeps its caches: at most 31 * 64 blocks
 }
 
 // [cross_tu]: scripts/gpu-check runs it apart with a time limit (see the note there).

@@ -20,6 +20,18 @@
 //                 (one CAS for up to 15 blocks); a full one pushes its upper half as one
 //                 magazine (one CAS). (Lanes of one warp run different tasks, diverged,
 //                 so a cache shared by the warp would need atomics on every call.)
+//   reclaim       a lane whose allocation finds the own shard, the arena and every other
+//                 shard empty first flushes its own cache, then bumps reclaim_epoch and
+//                 waits (device_hooks.hpp, reclaim_then_allocate): every warp that sees a
+//                 new epoch flushes its 32 lanes' caches into the shards between batches
+//                 (device_worker.hpp: every 16th trip when busy, every idle trip, and a
+//                 parked warp leaves its nap for it). The lane retries while it waits, at
+//                 most reclaim_wait_ns; only then is the task told out_of_memory, and for
+//                 reclaim_quiet_ns after that a dry pool fails at once (a spawn storm
+//                 on a full pool must not wait at every spawn). The words are hints
+//                 (relaxed): a warp that misses an epoch flushes at the next; the blocks
+//                 themselves travel through push and pop, as for any spill. The lanes of
+//                 the waiting lane's own warp are mid-batch and keep their caches.
 //   side tables   block_class (class + 1 at each block's first 64-byte granule, written
 //                 once when carved) and block_live (1 while the block holds a coroutine
 //                 frame, 2 while it holds another object: a channel's buffer, when_any's

@@ -108,6 +108,52 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
     __nanosleep(spins < 16 ? 256u : 4096u);  // a wake-up is never dropped: wait for room
   }
 }
+
+// The frame pool's reclaim (device_frames.hpp): how long a lane that found the pool dry
+// waits for the other warps to flush their lanes' caches (at least; a parked warp naps
+// up to park_max_ns before it sees the request, so the wait also covers two naps), how
+// often it retries meanwhile, and how long a dry pool then fails at once.
+inline constexpr std::uint64_t reclaim_wait_ns = 400000;
+inline constexpr std::uint32_t reclaim_retry_ns = 16000;
+inline constexpr std::uint64_t reclaim_quiet_ns = 1000000;
+
+// Lane-wise: the pool had no block of this size for a worker lane. Unless a reclaim
+// failed within reclaim_quiet_ns, flushes this lane's cache, asks every warp to flush
+// theirs and retries until a block comes back or the wait above passed. nullptr: the
+// pool is exhausted (the caller reports out_of_memory).
+__device__ inline __attribute__((noinline)) void* reclaim_then_allocate(device_sched& d, std::size_t n, lane_cache& c,
+                                                                         std::uint32_t worker, std::uint8_t mark) noexcept {
+  detail::device_atomic<std::uint64_t> quiet(d.reclaim_quiet_until);
+  const std::uint64_t start = globaltimer_ns();
+  if (start < quiet.load(detail::mo_relaxed)) return nullptr;
+  device_frames frames(d);
+  frames.flush(c, worker);
+  detail::device_atomic<std::uint32_t>(d.reclaim_epoch).fetch_add(1, detail::mo_relaxed);
+  const std::uint64_t naps = 2 * std::uint64_t{d.park_max_ns} + 100000;
+  const std::uint64_t wait = naps > reclaim_wait_ns ? naps : reclaim_wait_ns;
+  for (;;) {
+    if (void* p = frames.allocate(n, &c, worker, mark)) return p;
+    if (globaltimer_ns() - start >= wait) break;
+    __nanosleep(reclaim_retry_ns);
+  }
+  quiet.store(globaltimer_ns() + reclaim_quiet_ns, detail::mo_relaxed);
+  return nullptr;
+}
+
+// Warp-collective, between batches: when some lane asked for a reclaim since this warp
+// last looked, every lane returns its frame cache to the warp's shard.
+__device__ inline void flush_caches_if_asked(device_sched& d, staging_area& st, std::uint32_t worker,
+                                             std::uint32_t lane) noexcept {
+  int asked = 0;
+  if (lane == 0) {  // only lane 0 touches reclaim_seen
+    const std::uint32_t epoch = detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed);
+    asked = epoch != st.reclaim_seen;
+    st.reclaim_seen = epoch;
+  }
+  if (!__shfl_sync(full_mask, asked, 0)) return;
+  device_frames(d).flush(d.caches[worker * WEFT_WARP_SIZE + lane], worker);
+}
+
 }  // namespace weft::exec
 
 namespace weft::detail {
@@ -247,7 +293,9 @@ __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark =
   if (exec::device_sched* d = exec::g_device_sched) {
     const exec::lane_ids id = exec::current_lane_ids();
     exec::lane_cache* c = d->tearing_down ? nullptr : &d->caches[id.global_lane];
-    return exec::device_frames(*d).allocate(n, c, id.worker, mark);
+    void* p = exec::device_frames(*d).allocate(n, c, id.worker, mark);
+    if (p == nullptr && c != nullptr) p = exec::reclaim_then_allocate(*d, n, *c, id.worker, mark);
+    return p;
   }
   exec::size_class_pool* p = exec::g_device_frame_pool;
   return p ? p->allocate(n) : nullptr;

@@ -87,9 +87,14 @@ struct alignas(128) inject_shard {
 };
 
 // Per-lane frame caches: lane-private stacks of blocks for the small classes, each
-// block named by its 64-byte granule's index in the arena (device_frames.hpp).
+// block named by its 64-byte granule's index in the arena (device_frames.hpp). 64 deep:
+// a full cache keeps 32 after a spill and an empty one takes up to a magazine, so a lane
+// that spawns and joins 16 tasks at a time stays off the shared shards (spawn_many +10 %
+// on an H200 against 16 deep, yield_many -4.5 %: docs/benchmarks.md, fourteenth session).
+// What the caches hold goes back to the shards when the pool runs dry (reclaim,
+// device_frames.hpp).
 inline constexpr unsigned lane_cache_classes = 5;  // 64 B .. 1 KiB
-inline constexpr unsigned lane_cache_depth = 16;
+inline constexpr unsigned lane_cache_depth = 64;
 inline constexpr std::uint64_t max_frame_pool_bytes = (std::uint64_t{1} << 32) * 64 - 64;  // 32-bit granule indices
 struct lane_cache {
   std::uint32_t slots[lane_cache_classes][lane_cache_depth];
@@ -155,6 +160,8 @@ struct staging_area {
   detail::mailbox* claim_box;     // a lone task's last claim here (weft/detail/mailbox.hpp:
   std::uint64_t claim_next;       //   claim_hint): the ticket after it, and the head
   std::uint64_t claim_head;       //   acquired then
+  std::uint32_t reclaim_seen;     // the pool's reclaim_epoch when this warp last flushed its
+                                  // lanes' frame caches (device_frames.hpp, reclaim)
   detail::task_header* slots[staging_capacity];
   detail::bulk_job* bulk_jobs[WEFT_WARP_SIZE];  // one per lane at most: posting parks the task
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)
@@ -222,6 +229,9 @@ struct device_sched {
   alignas(128) std::uint32_t bulk_active;  // occupied bulk board slots: warps skip the board while it is 0
   // ---- the frame pool's carve pointer
   alignas(128) std::uint64_t carved;
+  // ---- the frame pool's reclaim requests (device_frames.hpp, reclaim)
+  alignas(128) std::uint32_t reclaim_epoch;  // bumped by a lane that found the pool dry
+  std::uint64_t reclaim_quiet_until;        // %globaltimer ns: a dry pool fails at once before it
   // ---- timers
   alignas(128) std::uint32_t timer_count;
   std::uint32_t timer_lock;

@@ -41,6 +41,9 @@
 //     sleepers). Each woken warp steals half and may wake the next, so work fans out
 //     in a doubling wave. A missed token costs latency (<= 1 ms), never a task: a ring
 //     is always drained by its owner.
+//   * Frame-pool reclaim (device_frames.hpp): when a lane found the pool dry, each warp
+//     flushes its lanes' frame caches at its next idle trip or 16th busy trip; a parked
+//     warp leaves its nap for it.
 //   * Worker 0 also polls the host: the stop flag and the submission ring (pinned
 //     memory, system scope), every 16th trip and on every nap while parked.
 //   * The reactor's completion rings (device_io.hpp): worker 0 after every 4th batch,
@@ -378,6 +381,8 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
     if (c.st.count != 0) break;  // the poller created a root or woke a sleeper here
     if (c.id == 0 && io_inflight(d)) break;  // a request was posted: worker 0 drains, not naps
     if (detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)) break;  // bulk chunks to take
+    if (detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed) != c.st.reclaim_seen)
+      break;  // a lane found the frame pool dry: flush the caches (worker_loop)
     __nanosleep(ns);
     slept += ns;
     const std::uint32_t cap = c.id == 0 ? 20000u : d.park_max_ns;
@@ -543,6 +548,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   if (lane == 0) {
     c.st.stats = c.w.stats;
     c.st.ring_head_seen = warp_ring::head_acquired(c.w.ring);
+    c.st.reclaim_seen = detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed);
   }
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
@@ -551,6 +557,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     if ((trip & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
       if ((trip & 255) == 0) publish_stats(c);
+      flush_caches_if_asked(d, c.st, id, lane);  // a busy warp within 16 batches, too
       if (stopping(c)) break;  // a busy warp still stops within 16 batches
     }
     // Bulk chunks first (tasks await them): every 4th trip while busy (the board word
@@ -562,6 +569,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       idle_last = true;
       if (helped) continue;  // more chunks may be open: look again before parking
       publish_stats(c);
+      flush_caches_if_asked(d, c.st, id, lane);
       if (stopping(c)) break;
       t = find_work(c, &n);
       if (n == 0) continue;
