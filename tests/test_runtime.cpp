@@ -380,19 +380,21 @@ TEST_CASE("a spawn storm on a tiny frame pool gives out_of_memory to the spawner
 // caches. A carved block keeps its size class and the first count carves all that is
 // left, so every frame the test needs afterwards is carved before it: the root does it
 // all in its own frame (no child frame), and the first churn keeps twice as many
-// spawners alive at once as the second. The sleep outlasts reclaim_quiet_ns, during
-// which a dry pool fails at once. Rounds: churn and count; sleep and churn; count.
+// spawners alive at once as the second. The sleeps outlast reclaim_quiet_ns, during
+// which a dry class fails at once. Rounds: churn and count; sleep and churn; sleep and
+// count.
 TEST_CASE("frames cached by the lanes that freed them come back before a spawn is refused for want of memory",
           "[runtime][stress]") {
   weft::runtime rt(agnostic(4u << 20));  // 4 MiB of frames: some tens of thousands of small tasks
   struct counts {
     int count[2];
-    bool churned;
+    bool churned;       // every spawn of the first churn started (the pool still had room)
+    int second_failed;  // spawns the second churn could not start (may be some on the host)
   };
   auto root = [] WEFT_HOST_DEVICE(int limit, int leaves) -> weft::task<counts> {
-    counts c{{0, 0}, true};
+    counts c{{0, 0}, true, 0};
     for (int round = 0; round < 3; ++round) {
-      if (round == 1) co_await weft::sleep_for(2'000'000);
+      if (round != 0) co_await weft::sleep_for(2'000'000);
       // A churn: `tasks` short-lived spawners, all alive before any runs (so that many of
       // their frames at once), each spawning 16 tasks that finish at once: frames freed
       // by lanes all over the workers. Round 0's is twice round 1's.
@@ -404,7 +406,8 @@ TEST_CASE("frames cached by the lanes that freed them come back before a spawn i
           weft::detail::device_atomic<int>(pending).fetch_add(1);
           if (!weft::spawn(spawn_short_tasks(go, pending, all_done, 16))) {
             weft::detail::device_atomic<int>(pending).fetch_sub(1);
-            c.churned = false;
+            if (round == 0) c.churned = false;
+            else ++c.second_failed;
           }
         }
         go.set();
@@ -431,10 +434,13 @@ TEST_CASE("frames cached by the lanes that freed them come back before a spawn i
     co_return c;
   };
   const counts c = rt.block_on(root, 1 << 20, 256);
-  INFO("first count: " << c.count[0] << ", second count: " << c.count[1]);
+  INFO("first count: " << c.count[0] << ", second count: " << c.count[1] << ", second churn's failed spawns: "
+                        << c.second_failed);
   REQUIRE(c.churned);
   REQUIRE(c.count[0] > 1000);
-  REQUIRE(c.count[1] >= c.count[0] * 3 / 4);  // the spawner's own warp keeps its caches: at most 31 * 64 blocks
+  // The spawner's own warp keeps its caches (at most 31 * 64 blocks of the class); a
+  // tenth of the first count more for the rest (host worker caches, the churn's timing).
+  REQUIRE(c.count[1] >= c.count[0] - 31 * 64 - c.count[0] / 10);
 }
 
 // [cross_tu]: scripts/gpu-check runs it apart with a time limit (see the note there).

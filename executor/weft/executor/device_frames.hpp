@@ -17,8 +17,9 @@
 //   lane_cache    a stack of up to lane_cache_depth blocks per small class (64 B .. 1 KiB)
 //                 for each lane of each worker warp: private to that lane, so the common
 //                 allocation is a load and a store. An empty cache pops one magazine
-//                 (one CAS for up to 15 blocks); a full one pushes its upper half as one
-//                 magazine (one CAS). (Lanes of one warp run different tasks, diverged,
+//                 (one CAS for up to 15 blocks); a full one pushes its upper half (32
+//                 blocks: magazines of 15, 15 and 2, one CAS each). (Lanes of one warp
+//                 run different tasks, diverged,
 //                 so a cache shared by the warp would need atomics on every call.)
 //   reclaim       a lane whose allocation finds the own shard, the arena and every other
 //                 shard empty first flushes its own cache, then bumps reclaim_epoch and
@@ -30,8 +31,10 @@
 //                 reclaim_quiet_ns after that a dry pool fails at once (a spawn storm
 //                 on a full pool must not wait at every spawn). The words are hints
 //                 (relaxed): a warp that misses an epoch flushes at the next; the blocks
-//                 themselves travel through push and pop, as for any spill. The lanes of
-//                 the waiting lane's own warp are mid-batch and keep their caches.
+//                 themselves travel through push and pop, as for any spill. A warp that
+//                 stays inside one batch for the whole wait keeps its caches: always the
+//                 waiting lane's own warp. Only the cached classes (up to 1 KiB) are
+//                 reclaimed, and the quiet time is per class.
 //   side tables   block_class (class + 1 at each block's first 64-byte granule, written
 //                 once when carved) and block_live (1 while the block holds a coroutine
 //                 frame, 2 while it holds another object: a channel's buffer, when_any's
@@ -47,7 +50,7 @@
 //     came up empty; the task sees errc::out_of_memory. No device malloc anywhere.
 //     The one carve whose range runs past the arena's end leaves the tail that its
 //     class does not fit in uncarved, and no later carve uses it: less than that carve's
-//     request (at most 8 KiB for the cached classes, 1 MiB otherwise) of the arena can
+//     request (at most 32 KiB for the cached classes, 1 MiB otherwise) of the arena can
 //     go unused, so out_of_memory may come that much earlier than a perfect fit.
 // Memory orders (device scope: every worker warp of the GPU shares the pool)
 //   * push: the magazine's words are written, then the top CAS releases them.
@@ -79,7 +82,7 @@ class device_frames {
  public:
   static constexpr std::size_t granule = 64;
   static constexpr unsigned mag_max = granule / sizeof(std::uint32_t) - 1;  // 15
-  static constexpr unsigned refill = lane_cache_depth / 2;                  // blocks per pushed magazine
+  static constexpr unsigned refill = lane_cache_depth / 2;                  // blocks per spill, and per carve
   static_assert(lane_cache_depth <= 255 && mag_max <= lane_cache_depth, "an empty cache takes a whole magazine");
 
   WEFT_HOST_DEVICE explicit device_frames(device_sched& d) noexcept : d_(d) {}

@@ -112,18 +112,21 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
 // The frame pool's reclaim (device_frames.hpp): how long a lane that found the pool dry
 // waits for the other warps to flush their lanes' caches (at least; a parked warp naps
 // up to park_max_ns before it sees the request, so the wait also covers two naps), how
-// often it retries meanwhile, and how long a dry pool then fails at once.
+// often it retries meanwhile, and how long a dry class then fails at once.
 inline constexpr std::uint64_t reclaim_wait_ns = 400000;
 inline constexpr std::uint32_t reclaim_retry_ns = 16000;
 inline constexpr std::uint64_t reclaim_quiet_ns = 1000000;
 
-// Lane-wise: the pool had no block of this size for a worker lane. Unless a reclaim
-// failed within reclaim_quiet_ns, flushes this lane's cache, asks every warp to flush
-// theirs and retries until a block comes back or the wait above passed. nullptr: the
-// pool is exhausted (the caller reports out_of_memory).
+// Lane-wise: the pool had no block of this size for a worker lane. Only the cached classes
+// can come back from lane caches (larger blocks are never cached): unless a reclaim of
+// this class failed within reclaim_quiet_ns, flushes this lane's cache, asks every warp to
+// flush theirs and retries until a block comes back or the wait above passed. nullptr:
+// the pool is exhausted for this size (the caller reports out_of_memory).
 __device__ inline __attribute__((noinline)) void* reclaim_then_allocate(device_sched& d, std::size_t n, lane_cache& c,
                                                                          std::uint32_t worker, std::uint8_t mark) noexcept {
-  detail::device_atomic<std::uint64_t> quiet(d.reclaim_quiet_until);
+  const int cls = size_class_pool::class_of(n);
+  if (cls < 0 || static_cast<unsigned>(cls) >= lane_cache_classes) return nullptr;
+  detail::device_atomic<std::uint64_t> quiet(d.reclaim_quiet_until[cls]);
   const std::uint64_t start = globaltimer_ns();
   if (start < quiet.load(detail::mo_relaxed)) return nullptr;
   device_frames frames(d);

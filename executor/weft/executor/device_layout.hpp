@@ -89,8 +89,9 @@ struct alignas(128) inject_shard {
 // Per-lane frame caches: lane-private stacks of blocks for the small classes, each
 // block named by its 64-byte granule's index in the arena (device_frames.hpp). 64 deep:
 // a full cache keeps 32 after a spill and an empty one takes up to a magazine, so a lane
-// that spawns and joins 16 tasks at a time stays off the shared shards (spawn_many +10 %
-// on an H200 against 16 deep, yield_many -4.5 %: docs/benchmarks.md, fourteenth session).
+// that spawns and joins 16 tasks at a time stays off the shared shards (on an H200,
+// spawn_many +10 % against 16 deep with the reclaim, yield_many -3 to -4.5 %:
+// docs/benchmarks.md, fourteenth session). 1,296 B per lane, beside the frame pool.
 // What the caches hold goes back to the shards when the pool runs dry (reclaim,
 // device_frames.hpp).
 inline constexpr unsigned lane_cache_classes = 5;  // 64 B .. 1 KiB
@@ -231,7 +232,8 @@ struct device_sched {
   alignas(128) std::uint64_t carved;
   // ---- the frame pool's reclaim requests (device_frames.hpp, reclaim)
   alignas(128) std::uint32_t reclaim_epoch;  // bumped by a lane that found the pool dry
-  std::uint64_t reclaim_quiet_until;        // %globaltimer ns: a dry pool fails at once before it
+  std::uint64_t reclaim_quiet_until[lane_cache_classes];  // per cached class, %globaltimer ns:
+                                                          // a dry class fails at once before it
   // ---- timers
   alignas(128) std::uint32_t timer_count;
   std::uint32_t timer_lock;
