@@ -65,6 +65,46 @@ std::atomic_ref<T> host_word(T& w) {
   return std::atomic_ref<T>(w);
 }
 
+// Which live runtime runs each program (translation unit) on each device: the program's
+// module constants name one executor per device (device_runtime.hpp, "Binding"). Taken
+// in start_locked before the launch writes them, given up in shutdown after they are
+// cleared. Lock order: a runtime's m_, then this table's lock.
+struct program_binding {
+  const device_program* program;
+  int device;
+  const device_runtime* owner;
+};
+std::mutex g_bindings_m;
+std::vector<program_binding> g_bindings;
+
+// The runtime that holds (program, device), or null.
+const device_runtime* binding_owner_locked(const device_program* program, int device) {
+  for (const program_binding& b : g_bindings)
+    if (b.program == program && b.device == device) return b.owner;
+  return nullptr;
+}
+
+bool program_free_for(const device_program* program, int device, const device_runtime* me) {
+  std::lock_guard lk(g_bindings_m);
+  const device_runtime* owner = binding_owner_locked(program, device);
+  return owner == nullptr || owner == me;
+}
+
+// False when another runtime holds it.
+bool bind_program(const device_program* program, int device, const device_runtime* me) {
+  std::lock_guard lk(g_bindings_m);
+  const device_runtime* owner = binding_owner_locked(program, device);
+  if (owner == nullptr) g_bindings.push_back({program, device, me});
+  return owner == nullptr || owner == me;
+}
+
+void unbind_program(const device_program* program, int device, const device_runtime* me) {
+  std::lock_guard lk(g_bindings_m);
+  std::erase_if(g_bindings, [&](const program_binding& b) {
+    return b.program == program && b.device == device && b.owner == me;
+  });
+}
+
 }  // namespace
 
 device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
@@ -112,6 +152,16 @@ std::string device_runtime::fault_message() const {
 
 // Sizes the grid from the program's occupancy, allocates the executor and launches it.
 errc device_runtime::start_locked(const device_program* program) noexcept {
+  if (!bind_program(program, cfg_.device, this)) return errc::invalid_argument;  // another runtime runs it here
+  if (errc e = launch_locked(program); e != errc{}) {
+    unbind_program(program, cfg_.device, this);
+    program_ = nullptr;
+    return e;
+  }
+  return errc{};
+}
+
+errc device_runtime::launch_locked(const device_program* program) noexcept {
   int bps = 0;
   if (program->occupancy(threads_per_block, &bps) != cudaSuccess || bps == 0) return errc::backend_unavailable;
   unsigned blocks = static_cast<unsigned>(bps * report_.sms);
@@ -133,6 +183,7 @@ errc device_runtime::start_locked(const device_program* program) noexcept {
   }
   if (program->launch(d_, host_, blocks, threads_per_block, stream_) != cudaSuccess) {
     cudaGetLastError();
+    program->unbind(stream_);  // the constants may name d_ already
     free_memory();
     return errc::backend_unavailable;
   }
@@ -274,7 +325,8 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
 
 bool device_runtime::accepts(const device_program* program) const noexcept {
   std::lock_guard lk(m_);
-  return program_ == nullptr || program_ == program;
+  if (program_ != nullptr) return program_ == program;
+  return program_free_for(program, cfg_.device, this);
 }
 
 bool device_runtime::ready(const host_completion* c) const noexcept {
@@ -368,6 +420,10 @@ void device_runtime::shutdown() noexcept {
       }
       cudaFree(s.roots);
       cudaFree(s.count);
+      if (const int e = program_->unbind(side_stream_); e != cudaSuccess && !faulted_) {
+        faulted_ = true;
+        fault_ = cudaGetErrorString(static_cast<cudaError_t>(e));
+      }
     }
     running_ = false;
   }
@@ -386,6 +442,7 @@ void device_runtime::shutdown() noexcept {
     final_live_blocks_ = 0;
   }
   free_memory();
+  if (program_ != nullptr) unbind_program(program_, cfg_.device, this);  // (a faulted context runs nothing more)
 }
 
 }  // namespace weft::exec

@@ -454,6 +454,30 @@ TEST_CASE("a cuda runtime refuses device code from a second translation unit, an
   REQUIRE(rt.block_on(one) == 1);
 }
 
+// [apart]: scripts/gpu-check runs it in a process of its own, with a time limit (two
+// runtimes on one GPU).
+TEST_CASE("a second runtime is refused device code that a live runtime runs, and gets it once that one shut down",
+          "[runtime][apart]") {
+  auto one = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };
+  // Both made before any kernel runs: creating a runtime allocates pinned memory, which
+  // may wait for a running kernel (docs/design.md, pitfalls).
+  weft::runtime first(agnostic());
+  weft::runtime second(agnostic());
+  REQUIRE(first.block_on(one, 1) == 1);  // binds this translation unit's kernels (cuda)
+  auto refused = second.try_block_on(one, 2);
+  if (std::string(first.backend_name()) == "cuda") {
+    // One executor per module and device: the second would overwrite the first's.
+    REQUIRE_FALSE(refused.has_value());
+    REQUIRE(refused.error() == weft::errc::invalid_argument);
+  } else {
+    REQUIRE(refused.value() == 2);  // the host backend has no per-module state
+  }
+  REQUIRE(first.block_on(one, 3) == 3);  // the first runs on, untouched
+  first.shutdown();
+  REQUIRE(second.block_on(one, 4) == 4);  // and the code is free for the second
+  REQUIRE(first.try_block_on(one, 5).error() == weft::errc::shutting_down);
+}
+
 TEST_CASE("block_on on a runtime that is shutting down reports shutting_down", "[runtime]") {
   weft::runtime rt(agnostic());
   auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };

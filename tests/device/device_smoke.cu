@@ -1,5 +1,6 @@
 // Device smoke test: task<int> chains created in device code and driven to completion
-// lane by lane through the trampoline (weft::run_inline), frames from a device pool.
+// lane by lane through the trampoline (weft::run_inline), frames from a device pool,
+// after a runtime in this translation unit has run and shut down.
 // Run on a GPU machine; exits non-zero on any mismatch or CUDA error.
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +99,40 @@ __global__ void run_inline_bulk(int* out) {
   *out = r ? *r : -1;
 }
 
+// A root for a runtime in this translation unit: a spawned child, a bulk job and a
+// chain of awaits, so that the executor's frame and bulk paths all ran here.
+WEFT_HOST_DEVICE weft::task<int> runtime_root(int n, int* sink) {
+  weft::join_handle<int> h = weft::spawn(leaf(n));
+  co_await weft::bulk(64, [sink] WEFT_HOST_DEVICE(std::size_t i) { sink[i] = static_cast<int>(i); });
+  const int below = co_await chain(10);
+  co_return co_await std::move(h) + below + sink[63];
+}
+
+// Runs runtime_root on a cuda runtime and shuts it down. The runtime's launch wrote its
+// executor's address into this module's constants; shutdown must clear them, or the
+// run_inline kernels launched after it take the executor's paths on freed memory.
+// Returns the number of failures. workers: 0 for every warp slot.
+int run_and_shut_down_a_runtime(unsigned workers) {
+  int* sink = nullptr;
+  SMOKE_CHECK(cudaMalloc(&sink, 64 * sizeof(int)));
+  weft::config c;
+  c.kind = weft::backend::cuda;
+  c.frame_pool_bytes = std::size_t{64} << 20;
+  c.workers = workers;
+  int got = -1;
+  try {
+    weft::runtime rt(c);
+    got = rt.block_on([] WEFT_HOST_DEVICE(int n, int* s) { return runtime_root(n, s); }, 20, sink);
+    rt.shutdown();
+  } catch (const weft::error& e) {
+    std::fprintf(stderr, "runtime: %s\n", e.what());
+  }
+  SMOKE_CHECK(cudaFree(sink));
+  const int want = (20 * 2 + 1) + 10 + 63;
+  std::printf("runtime in this translation unit, then shut down: %d (want %d)\n", got, want);
+  return got == want ? 0 : 1;
+}
+
 }  // namespace
 
 int main() {
@@ -108,6 +143,8 @@ int main() {
   }
   // WEFT_SMOKE_SMALL=1 (used under compute-sanitizer) shrinks the run.
   const bool small = std::getenv("WEFT_SMOKE_SMALL") != nullptr;
+  // First a runtime, gone before the kernels below run (they drive tasks with run_inline).
+  int bad = run_and_shut_down_a_runtime(small ? 8 : 0);
   constexpr std::size_t arena_bytes = std::size_t{512} << 20;
   const int lanes = small ? 4096 : 132 * 256;
   const int deep = small ? 10000 : 1000000;
@@ -134,14 +171,15 @@ int main() {
   std::vector<int> h_out(lanes), h_err(lanes);
   SMOKE_CHECK(cudaMemcpy(h_out.data(), out, lanes * sizeof(int), cudaMemcpyDeviceToHost));
   SMOKE_CHECK(cudaMemcpy(h_err.data(), err, lanes * sizeof(int), cudaMemcpyDeviceToHost));
-  int bad = 0;
+  int wrong = 0;
   for (int i = 0; i < lanes; ++i) {
     const int want = host_divergent(i) + 1000 * (i % 64) + 100000 * 5;
     if (h_err[i] || h_out[i] != want) {
-      if (bad++ < 5) std::fprintf(stderr, "lane %d: got %d (err %d), want %d\n", i, h_out[i], h_err[i], want);
+      if (wrong++ < 5) std::fprintf(stderr, "lane %d: got %d (err %d), want %d\n", i, h_out[i], h_err[i], want);
     }
   }
-  std::printf("lanes: %d checked, %d wrong\n", lanes, bad);
+  std::printf("lanes: %d checked, %d wrong\n", lanes, wrong);
+  bad += wrong;
 
   // The deep chain: 1e6 nested awaits in one lane, constant device stack.
   run_deep<<<1, 1>>>(deep, deep_out, deep_err);

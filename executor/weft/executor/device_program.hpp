@@ -187,6 +187,21 @@ int program_launch(device_sched* d, const device_sched& host_view, unsigned bloc
                                      args, 0, static_cast<cudaStream_t>(stream));
 }
 
+// Clears this module's constants (after the workers ended, or after a failed launch):
+// the hooks then take their run_inline paths, as before any runtime ran here.
+int program_unbind(void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  device_sched* none = nullptr;
+  const detail::io_link no_io{};
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_sched, &none, sizeof none, 0, cudaMemcpyHostToDevice, s);
+      e != cudaSuccess)
+    return e;
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_io, &no_io, sizeof no_io, 0, cudaMemcpyHostToDevice, s);
+      e != cudaSuccess)
+    return e;
+  return cudaStreamSynchronize(s);
+}
+
 int program_occupancy(unsigned threads, int* blocks_per_sm) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, weft_worker_kernel, static_cast<int>(threads), 0);
 }
@@ -237,7 +252,8 @@ root_create_fn create_fn_address(void* stream) {
   return fn;
 }
 
-const device_program this_tu_program = {&program_launch, &program_occupancy, &program_attributes, &program_teardown};
+const device_program this_tu_program = {&program_launch, &program_occupancy, &program_attributes, &program_teardown,
+                                        &program_unbind};
 
 }  // namespace
 }  // namespace weft::exec

@@ -10,6 +10,13 @@
 // caps the number of worker warps: that is how a runtime leaves room on the GPU for
 // other kernels.
 //
+// Binding: the launch writes the executor's address into the program's module
+// constants (g_device_sched, g_device_io: device_hooks.hpp), which every task hook of
+// that translation unit reads. A module has one copy of them per device, so one program
+// runs under at most one live runtime per device: a second runtime that submits the same
+// translation unit's code is refused with errc::invalid_argument until the first has
+// shut down (a process-wide table in device_runtime.cpp). Shutdown clears them.
+//
 // Shutdown, in order (device_runtime::shutdown):
 //   1. Mark the runtime stopping: new submissions get errc::shutting_down.
 //   2. Raise the stop flag in pinned memory. Worker 0 mirrors it into device memory;
@@ -22,10 +29,12 @@
 //      names), until none is left; then clear the mark on the named ones still alive and
 //      destroy them (nested destructions deferred, so any chain depth is fine; the two
 //      phases are described above weft_teardown_scan in device_program.hpp); then return
-//      the lane caches to the pool.
+//      the lane caches to the pool, and clear the program's constants (device_program::
+//      unbind), so that a run_inline kernel launched later in that translation unit
+//      finds no executor instead of a freed one.
 //   5. Fail every completion the host still waits for with errc::shutting_down.
-//   6. Count the frames still live (0 unless something leaked) and free device and
-//      pinned memory.
+//   6. Count the frames still live (0 unless something leaked), free device and
+//      pinned memory, and give the program's binding up (another runtime may run it).
 // Faults: a task that traps or faults ends the kernel with a sticky CUDA error. Every
 // host wait polls the kernel's stream; on an error the runtime records it, every
 // pending and later operation reports errc::device_fault (with the CUDA message), and
@@ -68,6 +77,9 @@ struct device_program {
   int (*occupancy)(unsigned threads, int* blocks_per_sm);
   int (*attributes)(kernel_report* r);
   int (*teardown)(device_sched* d, const teardown_scratch& s, void* stream);
+  // Clears the module's executor constants (g_device_sched, g_device_io), so that a
+  // kernel launched later in that translation unit (run_inline) finds no executor.
+  int (*unbind)(void* stream);
 };
 
 struct device_runtime_config {
@@ -101,9 +113,11 @@ class device_runtime {
   // Blocks until the record is done; returns its error (errc{} on success).
   errc wait(host_completion* c) noexcept;
   bool ready(const host_completion* c) const noexcept;
-  // False when the kernel already runs another translation unit's program. Asked
-  // before anything touches `program`'s module: with CUDA's lazy module loading, the
-  // first use of a module while the persistent kernel runs can wait for that kernel.
+  // False when the kernel already runs another translation unit's program, or when
+  // another live runtime runs `program` on this device (a module's constants name one
+  // executor). Asked before anything touches `program`'s module: with CUDA's lazy module
+  // loading, the first use of a module while the persistent kernel runs can wait for
+  // that kernel.
   bool accepts(const device_program* program) const noexcept;
   // Gives a record back (also when it is not done: it is reclaimed once it is).
   void release(host_completion* c) noexcept;
@@ -123,6 +137,7 @@ class device_runtime {
 
  private:
   errc start_locked(const device_program* program) noexcept;
+  errc launch_locked(const device_program* program) noexcept;
   errc check_kernel_locked() noexcept;
   host_completion* take_record_locked() noexcept;
   void allocate_memory();
