@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "shared_array.hpp"
@@ -216,6 +217,67 @@ TEST_CASE("a task alone in its warp runs small dependent bulk steps without a re
         REQUIRE(inlined == 0);
       }
     }
+  }
+}
+
+// Callables that the helpers of an inline job cannot get as a shared-memory copy
+// (device_bulk.hpp): one too large (a 96-byte table by value), one not trivially
+// copyable. They are called in the awaiting frame instead, with the same results.
+struct step_table {
+  unsigned add[24];
+};
+struct copy_counted {  // a user-provided copy: not trivially copyable
+  unsigned k;
+  WEFT_HOST_DEVICE explicit copy_counted(unsigned v) : k(v) {}
+  WEFT_HOST_DEVICE copy_counted(const copy_counted& o) : k(o.k) {}
+};
+inline unsigned table_add(std::size_t i) { return static_cast<unsigned>(i % 24) * 7u; }
+
+WEFT_HOST_DEVICE weft::task<int> steps_with_framed_callables(unsigned* a, unsigned* b, std::size_t n, int steps) {
+  step_table t;
+  for (unsigned i = 0; i < 24; ++i) t.add[i] = i * 7u;
+  const copy_counted c(5);
+  for (int s = 0; s < steps; ++s) {
+    unsigned* src = s % 2 ? b : a;
+    unsigned* dst = s % 2 ? a : b;
+    if (s % 2 == 0) {
+      auto big = [=] WEFT_HOST_DEVICE(std::size_t i) { dst[i] = src[(i + 1) % n] * 3u + t.add[i % 24]; };
+      static_assert(sizeof(big) > weft::detail::bulk_inline_fn_bytes);
+      co_await weft::bulk(n, big);
+    } else {
+      auto counted = [=] WEFT_HOST_DEVICE(std::size_t i) { dst[i] = src[(i + 1) % n] * 3u + c.k; };
+      static_assert(!std::is_trivially_copyable_v<decltype(counted)>);
+      co_await weft::bulk(n, counted);
+    }
+  }
+  co_return 0;
+}
+
+TEST_CASE("a lone task's inline bulk steps run callables too large or not trivially copyable to hand over by copy",
+          "[bulk]") {
+  const std::size_t n = 256;
+  const int steps = 200;
+  shared_array<unsigned> a(n), b(n);
+  std::vector<unsigned> ra(n), rb(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = ra[i] = static_cast<unsigned>(i % 61);
+  for (int s = 0; s < steps; ++s) {
+    std::vector<unsigned>& src = s % 2 ? rb : ra;
+    std::vector<unsigned>& dst = s % 2 ? ra : rb;
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + (s % 2 == 0 ? table_add(i) : 5u);
+  }
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
+  const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) {
+    return steps_with_framed_callables(x, y, m, k);
+  }, a.data(), b.data(), n, steps) == 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
+  REQUIRE(wrong == 0);
+  if (rt.device() != nullptr) {  // they did run inline (else this test would not reach that path)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(rt.device()->stats().inline_bulk - before.inline_bulk >= steps * 9 / 10);
   }
 }
 

@@ -31,6 +31,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "weft/detail/bulk_job.hpp"
@@ -122,7 +123,7 @@ struct bulk_awaiter {
     job.n = n;
     job.warps = Warps;
 #if WEFT_DEVICE_PASS
-    if (device_has_executor()) return device_run_bulk_inline(&job);  // else await_suspend submits it
+    if (device_has_executor()) return run_inline_if_lone();  // else await_suspend submits it
     if constexpr (Warps) {
       failed = errc::backend_unavailable;  // run_inline: one lane cannot be a warp
       return false;
@@ -135,6 +136,46 @@ struct bulk_awaiter {
     return true;
 #endif
   }
+#if WEFT_DEVICE_PASS
+  // Copies a trivially copyable T word by word (words of its alignment, at most 8 bytes)
+  // into dst (aligned to bulk_inline_fn_align): each word is a scalar load, which the
+  // compiler forwards from the store that just wrote it into the frame; a block copy of
+  // the object was read back from memory, an L2 round trip (PTX of chained_bulk_root).
+  template <class T>
+  __device__ static void copy_words(void* dst, const void* src) {
+    using word = std::conditional_t<alignof(T) >= 8, std::uint64_t,
+                                    std::conditional_t<alignof(T) >= 4, std::uint32_t,
+                                                       std::conditional_t<alignof(T) >= 2, std::uint16_t, std::uint8_t>>>;
+    static_assert(sizeof(T) % sizeof(word) == 0);
+#pragma unroll
+    for (std::size_t i = 0; i < sizeof(T) / sizeof(word); ++i) {
+      word w;
+      __builtin_memcpy(&w, static_cast<const char*>(src) + i * sizeof(word), sizeof(word));
+      __builtin_memcpy(static_cast<char*>(__builtin_assume_aligned(dst, bulk_inline_fn_align)) + i * sizeof(word), &w,
+                       sizeof(word));
+    }
+  }
+  // A lone task's small bulk() job runs inside the await, on its warp's idle lanes
+  // (device_bulk.hpp, "inline jobs"); false: submit it. The helpers get the callable in
+  // shared memory when it is trivially copyable and small: in the frame, their first
+  // read of it is an L2 round trip on every step's critical path.
+  __device__ bool run_inline_if_lone() {
+    if constexpr (Warps) {
+      return false;
+    } else {
+      if (!device_bulk_inline_ready(&job)) return false;
+      const void* fn = &f;
+      if constexpr (std::is_trivially_copyable_v<F> && sizeof(F) <= bulk_inline_fn_bytes &&
+                    alignof(F) <= bulk_inline_fn_align) {
+        void* slot = device_bulk_inline_fn_slot();
+        copy_words<F>(slot, &f);
+        fn = slot;
+      }
+      device_bulk_inline_run(job.run_chunk, fn, job.n, job.chunks);
+      return true;
+    }
+  }
+#endif
   template <class P>
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) noexcept {
     task_header* me = promise_of(h.address()).root;

@@ -47,16 +47,20 @@
 //   lone        lane 0 writes lone_batch_key before a batch of exactly one task while
 //               the trip has inline jobs left (and 0 before any other batch), then
 //               __syncwarp; the task's lane is the only one in batch_lanes.
-//   inline_job  written by the task lane only: the job, before each barrier (1); null,
-//               before its final barrier (R), when its run (run_and_settle) has ended.
+//   inline_job  written by the task lane only: &inline_desc, before each barrier (1);
+//               null, before its final barrier (R), when its run (run_and_settle) has
+//               ended. inline_desc is the lane's copy of the job, and inline_fn of its
+//               callable when that is trivially copyable and small (bulk.hpp): the
+//               helpers' reads then stay in shared memory (in the frame, the first
+//               read of each was an L2 round trip on the step's critical path).
 //   barriers    the task lane: (1) (2) per job, then (R). Each helper: one __syncwarp at
 //               the top of its loop (pairs with (1) or (R)), then, if inline_job is not
 //               null, runs the job's chunks and one more (pairs with (2)). So the counts
 //               match and every lane reads inline_job only between (1) and (2), or after
 //               (R), when the task lane does not write it. (sm_70 and later let a full-
 //               mask __syncwarp meet at different places in the code; this relies on it.)
-//   memory      __syncwarp orders memory among the lanes that take part: the job (in the
-//               task's frame) before (1) for the helpers, their f(i) writes before (2)
+//   memory      __syncwarp orders memory among the lanes that take part: the copies
+//               (and the frame) before (1) for the helpers, their f(i) writes before (2)
 //               for the task. Nothing leaves the SM, so no fence, and L1 stays valid.
 //   cost        (H200; docs/benchmarks.md, thirteenth session) each full-mask __syncwarp
 //               met at two places costs ~200 cycles against ~20 converged; a step is

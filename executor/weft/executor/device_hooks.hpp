@@ -14,6 +14,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "weft/detail/bulk_job.hpp"
 #include "weft/detail/task_header.hpp"
@@ -247,14 +248,14 @@ __device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
   return errc{};
 }
 
-// Runs a small bulk() job at once, without suspending, when the calling task is the only
-// one in its batch and nothing else waits for its warp: the other 31 lanes wait in
-// serve_lone_task for exactly this and run it while this lane waits (device_bulk.hpp,
-// "inline jobs"). True: every f(i) has returned and its writes are visible here. False:
-// nothing ran; submit the job. Shared-memory reads only, and no division: a job of at
-// most bulk_private_chunks * 1024 indices has 1024-index chunks whatever the worker
-// count (cut_bulk), so a busy warp pays next to nothing for the look.
-__device__ inline bool device_run_bulk_inline(bulk_job* j) noexcept {
+// Whether the calling task may run a small bulk() job at once, without suspending: it is
+// the only one in its batch and nothing else waits for its warp, so the other 31 lanes
+// wait in serve_lone_task to run it (device_bulk.hpp, "inline jobs"). True: the job's
+// chunking is set, and the caller runs it next with device_bulk_inline_run. False:
+// submit it. Shared-memory reads only, and no division: a job of at most
+// bulk_private_chunks * 1024 indices has 1024-index chunks whatever the worker count
+// (cut_bulk), so a busy warp pays next to nothing for the look.
+__device__ inline bool device_bulk_inline_ready(bulk_job* j) noexcept {
   exec::staging_area& st = exec::staging_of_this_warp();
   if (j->warps || j->n > bulk_private_chunks * bulk_min_chunk_items) return false;
   // The key and this lane's bit: the lone batch's task, in the worker kernel (a stray
@@ -264,12 +265,33 @@ __device__ inline bool device_run_bulk_inline(bulk_job* j) noexcept {
   if (st.count != 0 || !st.ring_empty) return false;  // tasks queued for this warp: let them run
   j->chunk_items = bulk_min_chunk_items;
   j->chunks = static_cast<std::uint32_t>((j->n + bulk_min_chunk_items - 1) / bulk_min_chunk_items);
-  --st.inline_left;
-  ++st.stats.inline_bulk;
-  st.inline_job = j;
-  __syncwarp();  // (1) the job and inline_job before the helpers read them
-  __syncwarp();  // (2) every helper's calls have returned; their writes are ordered before ours
   return true;
+}
+
+// Where the task copies its callable for the helpers (when it is trivially copyable and
+// at most bulk_inline_fn_bytes), before device_bulk_inline_run.
+__device__ inline void* device_bulk_inline_fn_slot() noexcept { return exec::staging_of_this_warp().inline_fn; }
+
+// Runs the job (device_bulk_inline_ready said yes; its run_chunk, n and chunks) on the
+// helper lanes, with `fn` as its callable (the frame's, or the copy in the slot above),
+// and returns when every f(i)
+// has returned and its writes are visible here. The helpers read the descriptor from
+// the staging area: in the frame, each of their first reads would be an L2 round trip
+// on the step's critical path (docs/benchmarks.md, fifteenth session).
+__device__ inline void device_bulk_inline_run(bulk_chunk_fn run_chunk, const void* fn, std::uint64_t n,
+                                              std::uint32_t chunks) noexcept {
+  exec::staging_area& st = exec::staging_of_this_warp();
+  bulk_job* copy = new (st.inline_desc) bulk_job;  // field by field, from registers
+  copy->run_chunk = run_chunk;
+  copy->fn = fn;
+  copy->n = n;
+  copy->chunk_items = bulk_min_chunk_items;
+  copy->chunks = chunks;
+  st.inline_job = copy;
+  __syncwarp();  // (1) the descriptor, the callable and inline_job before the helpers read them
+  --st.inline_left;  // (the helpers never read these two: off their critical path)
+  ++st.stats.inline_bulk;
+  __syncwarp();  // (2) every helper's calls have returned; their writes are ordered before ours
 }
 
 // The GPU's global nanosecond timer (%globaltimer; its resolution is about 1 us on

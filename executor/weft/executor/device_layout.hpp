@@ -153,7 +153,13 @@ struct staging_area {
   std::uint32_t lone;         // lone_batch_key while this batch runs one task and the other 31
                               // lanes wait to run its inline bulk jobs (device_bulk.hpp); else 0
   std::uint32_t inline_left;  // inline bulk jobs this warp may still run in this trip round its loop
-  const detail::bulk_job* inline_job;  // the lone task's job the lanes run now; null: its run ended
+  const detail::bulk_job* inline_job;  // the lone task's job the lanes run now (inline_desc);
+                                       // null: its run ended
+  alignas(detail::bulk_job) unsigned char inline_desc[sizeof(detail::bulk_job)];
+                                       // that job's descriptor, copied by the task's lane
+                                       // (raw bytes: a __shared__ object has no initialiser)
+  alignas(detail::bulk_inline_fn_align) unsigned char inline_fn[detail::bulk_inline_fn_bytes];
+                                       // and its callable, when small and trivially copyable
   std::uint32_t in_place_delay;   // cycles before an in-place wait's first read (device_io.hpp)
   std::uint32_t claim_capacity;   // claim_box's req_capacity (so a hinted claim loads nothing)
   std::uint32_t ring_head_seen;   // the ring's head as this warp last loaded it with acquire

@@ -7,6 +7,7 @@
 // is handed to the executor; the callable it points to stays there until the task
 // resumes, which is after the last chunk finished.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "weft/config.hpp"
@@ -36,5 +37,11 @@ struct bulk_job {
 
 // The largest number of chunks (and of warp jobs) one job may have.
 inline constexpr std::uint64_t bulk_max_chunks = std::uint64_t{1} << 30;
+
+// A lone task's inline bulk() job (device executor) hands its callable to the helper
+// lanes in shared memory when it is trivially copyable and fits in this many bytes
+// (aligned to at most bulk_inline_fn_align); else they call it in the frame.
+inline constexpr std::size_t bulk_inline_fn_bytes = 64;
+inline constexpr std::size_t bulk_inline_fn_align = 16;
 
 }  // namespace weft::detail
