@@ -455,7 +455,8 @@ TEST_CASE("a cuda runtime refuses device code from a second translation unit, an
 }
 
 // [apart]: scripts/gpu-check runs it in a process of its own, with a time limit (two
-// runtimes on one GPU).
+// runtimes on one GPU). Keep it out of the main suite: without the binding, the second
+// runtime's start would wait in cudaDeviceSynchronize behind the first one's kernel.
 TEST_CASE("a second runtime is refused device code that a live runtime runs, and gets it once that one shut down",
           "[runtime][apart]") {
   auto one = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };

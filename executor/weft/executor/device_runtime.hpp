@@ -31,7 +31,8 @@
 //      phases are described above weft_teardown_scan in device_program.hpp); then return
 //      the lane caches to the pool, and clear the program's constants (device_program::
 //      unbind), so that a run_inline kernel launched later in that translation unit
-//      finds no executor instead of a freed one.
+//      finds no executor instead of a freed one. (Not after a fault: the context is
+//      dead, and no kernel of the process runs again.)
 //   5. Fail every completion the host still waits for with errc::shutting_down.
 //   6. Count the frames still live (0 unless something leaked), free device and
 //      pinned memory, and give the program's binding up (another runtime may run it).
