@@ -274,10 +274,10 @@ __device__ inline void* device_bulk_inline_fn_slot() noexcept { return exec::sta
 
 // Runs the job (device_bulk_inline_ready said yes; its run_chunk, n and chunks) on the
 // helper lanes, with `fn` as its callable (the frame's, or the copy in the slot above),
-// and returns when every f(i)
-// has returned and its writes are visible here. The helpers read the descriptor from
-// the staging area: in the frame, each of their first reads would be an L2 round trip
-// on the step's critical path (docs/benchmarks.md, fifteenth session).
+// and returns when every f(i) has returned and its writes are visible here. The helpers
+// read the descriptor from the staging area: in the frame, each of their first reads
+// would be an L2 round trip on the step's critical path (docs/benchmarks.md, fifteenth
+// session).
 __device__ inline void device_bulk_inline_run(bulk_chunk_fn run_chunk, const void* fn, std::uint64_t n,
                                               std::uint32_t chunks) noexcept {
   exec::staging_area& st = exec::staging_of_this_warp();
