@@ -1,5 +1,7 @@
+# usage: python3 aggregate_by_line.py spawn_many-source-cuda-sass.csv.gz [LINES] [TOTAL_SAMPLES]
 import csv,collections,sys
-f=open(sys.argv[1]); r=csv.reader(f)
+import gzip
+f=gzip.open(sys.argv[1],'rt') if sys.argv[1].endswith('.gz') else open(sys.argv[1]); r=csv.reader(f)
 cur=None; hdr=None; agg=collections.Counter(); aggr=collections.defaultdict(collections.Counter)
 def num(x):
     try: return int(x)
@@ -17,7 +19,8 @@ for row in r:
             aggr[key][h]+=num(row[ix[h]])
         aggr[key]['exec']+=num(row[ix['Instructions Executed']])
         aggr[key]['thr']+=num(row[ix['Thread Instructions Executed']])
-tot=sum(agg.values()); print('total',tot)
+tot=int(sys.argv[3]) if len(sys.argv)>3 else sum(agg.values())
+print('samples with a source line',sum(agg.values()),'; percentages below are of',tot)
 byfile=collections.Counter()
 for (fp,l),v in agg.items(): byfile[fp]+=v
 for fp,v in byfile.most_common(25): print(f'{100*v/tot:5.1f}% {fp}')
