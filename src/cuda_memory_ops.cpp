@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "weft/executor/cuda_device_scope.hpp"
 #include "weft/runtime.hpp"
 
 namespace weft::rt {
@@ -22,16 +23,20 @@ namespace {
 class cuda_memory_ops final : public memory_ops {
  public:
   cuda_memory_ops(int device, unsigned threads) : device_(device), per_thread_(threads) {
-    if (cudaSetDevice(device) != cudaSuccess) throw error(errc::backend_unavailable, "weft: reactor: cudaSetDevice failed");
+    const exec::cuda_device_scope on(device);
+    if (on.error() != cudaSuccess) throw error(errc::backend_unavailable, "weft: reactor: cudaSetDevice failed");
   }
   ~cuda_memory_ops() override {
+    const exec::cuda_device_scope on(device_);
     for (auto& t : per_thread_) {
       if (t.stream) cudaStreamDestroy(t.stream);
       if (t.staging) cudaFreeHost(t.staging);
     }
   }
 
+  // Called on the runtime's constructing thread: mapped for the runtime's device.
   void* alloc_shared(std::size_t bytes) override {
+    const exec::cuda_device_scope on(device_);
     void* p = nullptr;
     const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocMapped);
     if (e != cudaSuccess)
@@ -39,7 +44,10 @@ class cuda_memory_ops final : public memory_ops {
     std::memset(p, 0, bytes);
     return p;
   }
-  void free_shared(void* p) noexcept override { cudaFreeHost(p); }
+  void free_shared(void* p) noexcept override {
+    const exec::cuda_device_scope on(device_);
+    cudaFreeHost(p);
+  }
 
   bool host_accessible(const void* p) noexcept override {
     cudaPointerAttributes a{};

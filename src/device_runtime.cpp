@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "weft/executor/cuda_device_scope.hpp"
 #include "weft/executor/device_queues.hpp"
 #include "weft/runtime.hpp"
 
@@ -113,7 +114,8 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   if (cfg.device < 0 || cfg.device >= count)
     throw weft::error(errc::backend_unavailable, "weft: cuda backend: device " + std::to_string(cfg.device) +
                                                      " requested, " + std::to_string(count) + " present");
-  check(cudaSetDevice(cfg.device), "cudaSetDevice");
+  const cuda_device_scope on(cfg.device);  // the caller's current device is left as it was
+  check(on.error(), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, cfg.device), "cudaGetDeviceProperties");
   if (!prop.cooperativeLaunch || !prop.unifiedAddressing || !prop.canMapHostMemory)
@@ -139,6 +141,7 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
 
 device_runtime::~device_runtime() {
   shutdown();
+  const cuda_device_scope on(cfg_.device);
   cudaFreeHost(records_);
   cudaFreeHost(control_);
   cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
@@ -294,6 +297,8 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   if (faulted_) return errc::device_fault;
   if (stopping_) return errc::shutting_down;
   if (fn == nullptr || bytes > submission_payload_bytes) return errc::invalid_argument;
+  const cuda_device_scope on(cfg_.device);  // the first submission allocates and launches there
+  if (on.error() != cudaSuccess) return errc::backend_unavailable;
   if (!running_) {
     if (errc e = start_locked(program); e != errc{}) return e;
   } else if (program != program_) {
@@ -343,6 +348,7 @@ errc device_runtime::wait(host_completion* c) noexcept {
     if (now - last_check < std::chrono::milliseconds(1)) continue;
     last_check = now;
     std::lock_guard lk(m_);
+    const cuda_device_scope on(cfg_.device);
     const errc e = check_kernel_locked();
     if (e != errc{} && !ready(c)) return e;
   }
@@ -359,6 +365,7 @@ device_stats device_runtime::stats() const noexcept {
   device_stats st;
   std::lock_guard lk(m_);
   if (d_ == nullptr || faulted_) return st;
+  const cuda_device_scope on(cfg_.device);
   std::vector<device_worker> ws(report_.workers);
   auto s = static_cast<cudaStream_t>(side_stream_);
   cudaMemcpyAsync(ws.data(), host_.workers, ws.size() * sizeof(device_worker), cudaMemcpyDeviceToHost, s);
@@ -380,6 +387,7 @@ device_stats device_runtime::stats() const noexcept {
 std::uint64_t device_runtime::io_inflight() const noexcept {
   std::lock_guard lk(m_);
   if (d_ == nullptr || faulted_ || host_.io.count == 0) return 0;
+  const cuda_device_scope on(cfg_.device);
   std::vector<detail::mailbox> boxes(host_.io.count);
   auto s = static_cast<cudaStream_t>(side_stream_);
   cudaMemcpyAsync(boxes.data(), host_.io.boxes, boxes.size() * sizeof(detail::mailbox), cudaMemcpyDeviceToHost, s);
@@ -397,6 +405,7 @@ std::int64_t device_runtime::live_frame_blocks() const noexcept {
 void device_runtime::shutdown() noexcept {
   std::unique_lock lk(m_);
   if (stopping_) return;
+  const cuda_device_scope on(cfg_.device);  // the teardown's allocations and kernels run there
   stopping_ = true;                                                     // step 1
   if (running_) {
     host_word(control_->stop).store(1, std::memory_order_release);      // step 2

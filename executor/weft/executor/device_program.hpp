@@ -13,10 +13,12 @@
 //
 // Roots created by the host: the host copies (fn, args...) into a submission slot;
 // worker 0 calls create_root<T, F, Args...> (whose device address the host looked up
-// once through the variable template g_create), which spawns host_root(fn, args...):
-// a wrapper task that awaits fn(args...) through try_await and writes the outcome into
-// the host's completion record (system scope; see device_layout.hpp).
+// once per device through the variable template g_create), which spawns
+// host_root(fn, args...): a wrapper task that awaits fn(args...) through try_await and
+// writes the outcome into the host's completion record (system scope; see
+// device_layout.hpp).
 #pragma once
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 
@@ -25,6 +27,8 @@
 #include "weft/spawn.hpp"
 
 #if WEFT_CUDA_COMPILE
+#include "weft/executor/cuda_device_scope.hpp"
+
 namespace weft::exec {
 
 // A trivially copyable bundle of the callable and its arguments.
@@ -239,17 +243,26 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
   return cudaStreamSynchronize(stream);
 }
 
-// The device address of create_root<T, F, Args...> in this module, looked up once.
+// The device address of create_root<T, F, Args...> in this module on `device` (null when
+// the look-up failed), looked up once per device: each GPU loads the module apart, so an
+// address is only good on the device it was read from. Host threads may ask at once;
+// the cache words are atomics, relaxed: each holds a value, not a pointer to data that
+// must be published. Devices beyond the cache are looked up every time.
+inline constexpr int create_fn_cached_devices = 64;
 template <class T, class F, class... Args>
-root_create_fn create_fn_address(void* stream) {
-  static root_create_fn fn = nullptr;
-  if (fn == nullptr) {
-    root_create_fn v = nullptr;
-    cudaMemcpyFromSymbolAsync(&v, g_create<T, F, Args...>, sizeof v, 0, cudaMemcpyDeviceToHost,
-                              static_cast<cudaStream_t>(stream));
-    if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) == cudaSuccess) fn = v;
-  }
-  return fn;
+root_create_fn create_fn_address(int device, void* stream) {
+  static std::atomic<root_create_fn> cache[create_fn_cached_devices];
+  std::atomic<root_create_fn>* slot = device >= 0 && device < create_fn_cached_devices ? &cache[device] : nullptr;
+  if (slot != nullptr)
+    if (root_create_fn fn = slot->load(std::memory_order_relaxed)) return fn;
+  const cuda_device_scope on(device);  // cudaMemcpyFromSymbol finds the symbol in the current device's module
+  if (on.error() != cudaSuccess) return nullptr;
+  root_create_fn v = nullptr;
+  cudaMemcpyFromSymbolAsync(&v, g_create<T, F, Args...>, sizeof v, 0, cudaMemcpyDeviceToHost,
+                            static_cast<cudaStream_t>(stream));
+  if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess) return nullptr;
+  if (slot != nullptr) slot->store(v, std::memory_order_relaxed);
+  return v;
 }
 
 const device_program this_tu_program = {&program_launch, &program_occupancy, &program_attributes, &program_teardown,

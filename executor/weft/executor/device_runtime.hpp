@@ -17,6 +17,11 @@
 // translation unit's code is refused with errc::invalid_argument until the first has
 // shut down (a process-wide table in device_runtime.cpp). Shutdown clears them.
 //
+// Devices: the runtime runs on cfg.device. The CUDA runtime's current device belongs to
+// the calling host thread, so every entry here that calls CUDA opens cuda_device_scope
+// on cfg.device and restores the caller's own device after it: runtimes on several GPUs
+// can be driven from one thread, and a runtime never changes its caller's device.
+//
 // Shutdown, in order (device_runtime::shutdown):
 //   1. Mark the runtime stopping: new submissions get errc::shutting_down.
 //   2. Raise the stop flag in pinned memory. Worker 0 mirrors it into device memory;
@@ -128,6 +133,7 @@ class device_runtime {
   std::string fault_message() const;
 
   void* side_stream() const noexcept { return side_stream_; }
+  int ordinal() const noexcept { return cfg_.device; }  // the CUDA device it runs on
   kernel_report report() const noexcept { return report_; }
   device_stats stats() const noexcept;  // while running: a snapshot
   // While running: the mailboxes' requests posted and not yet delivered (a snapshot,
