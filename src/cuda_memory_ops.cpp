@@ -22,21 +22,27 @@ namespace {
 
 class cuda_memory_ops final : public memory_ops {
  public:
-  cuda_memory_ops(int device, unsigned threads) : device_(device), per_thread_(threads) {
-    const exec::cuda_device_scope on(device);
-    if (on.error() != cudaSuccess) throw error(errc::backend_unavailable, "weft: reactor: cudaSetDevice failed");
+  cuda_memory_ops(int device, unsigned threads) : device_(device), primary_(device), per_thread_(threads) {
+    const exec::cuda_device_scope on(primary_);
+    if (primary_.error() != cudaSuccess || on.error() != cudaSuccess)
+      throw error(errc::backend_unavailable, "weft: reactor: the runtime's device cannot be made current");
   }
   ~cuda_memory_ops() override {
-    const exec::cuda_device_scope on(device_);
+    const exec::cuda_device_scope on(primary_);
     for (auto& t : per_thread_) {
       if (t.stream) cudaStreamDestroy(t.stream);
       if (t.staging) cudaFreeHost(t.staging);
     }
   }
 
+  // A reactor thread is weft's own: the runtime's device stays current on it (a lookup of
+  // a pointer, or a stream, made with no device chosen would wake GPU 0's context).
+  void bind_thread(unsigned thread) noexcept override {
+    if (thread < per_thread_.size()) per_thread_[thread].bound = cudaSetDevice(device_) == cudaSuccess;
+  }
   // Called on the runtime's constructing thread: mapped for the runtime's device.
   void* alloc_shared(std::size_t bytes) override {
-    const exec::cuda_device_scope on(device_);
+    const exec::cuda_device_scope on(primary_);
     void* p = nullptr;
     const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocMapped);
     if (e != cudaSuccess)
@@ -45,7 +51,7 @@ class cuda_memory_ops final : public memory_ops {
     return p;
   }
   void free_shared(void* p) noexcept override {
-    const exec::cuda_device_scope on(device_);
+    const exec::cuda_device_scope on(primary_);
     cudaFreeHost(p);
   }
 
@@ -64,7 +70,7 @@ class cuda_memory_ops final : public memory_ops {
   }
   errc from_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
     per_thread* t = mine(thread);
-    if (t == nullptr) return errc::out_of_memory;
+    if (t == nullptr) return no_entry(thread);
     if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, t->stream) != cudaSuccess) return fault();
     return wait(thread);
   }
@@ -85,13 +91,13 @@ class cuda_memory_ops final : public memory_ops {
   }
   errc to_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
     per_thread* t = mine(thread);
-    if (t == nullptr) return errc::out_of_memory;
+    if (t == nullptr) return no_entry(thread);
     if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, t->stream) != cudaSuccess) return fault();
     return errc{};
   }
   errc wait(unsigned thread) noexcept override {
     per_thread* t = mine(thread);
-    if (t == nullptr) return errc::out_of_memory;
+    if (t == nullptr) return no_entry(thread);
     return cudaStreamSynchronize(t->stream) == cudaSuccess ? errc{} : fault();
   }
 
@@ -100,20 +106,25 @@ class cuda_memory_ops final : public memory_ops {
     cudaStream_t stream = nullptr;
     void* staging = nullptr;
     std::size_t staging_bytes = 0;
+    bool bound = false;  // bind_thread made the device current on this thread
   };
   // Each reactor thread's own entry, made on its first use (on that thread, which
   // then binds the runtime's device).
   per_thread* mine(unsigned thread) noexcept {
     if (thread >= per_thread_.size()) return nullptr;
     per_thread& t = per_thread_[thread];
+    if (!t.bound) return nullptr;  // the device could not be made current: no copies
     if (t.stream == nullptr) {
-      cudaSetDevice(device_);
       if (cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking) != cudaSuccess) {
         t.stream = nullptr;
         return nullptr;
       }
     }
     return &t;
+  }
+  // Why mine() gave nothing: the device was not current on this thread, or no stream.
+  errc no_entry(unsigned thread) const noexcept {
+    return thread < per_thread_.size() && !per_thread_[thread].bound ? errc::backend_unavailable : errc::out_of_memory;
   }
   // A failed copy: a bad address, or the context is gone (a kernel fault).
   static errc fault() noexcept {
@@ -122,6 +133,7 @@ class cuda_memory_ops final : public memory_ops {
   }
 
   int device_;
+  exec::cuda_primary_context primary_;  // held while the reactor lives (cuda_device_scope.hpp)
   std::vector<per_thread> per_thread_;  // sized once; entry i is touched only by reactor thread i
 };
 

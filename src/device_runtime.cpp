@@ -114,7 +114,9 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   if (cfg.device < 0 || cfg.device >= count)
     throw weft::error(errc::backend_unavailable, "weft: cuda backend: device " + std::to_string(cfg.device) +
                                                      " requested, " + std::to_string(count) + " present");
-  const cuda_device_scope on(cfg.device);  // the caller's current device is left as it was
+  primary_ = std::make_unique<cuda_primary_context>(cfg.device);
+  check(primary_->error(), "cudaInitDevice");
+  const cuda_device_scope on(*primary_);  // what the caller has current is left as it was
   check(on.error(), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, cfg.device), "cudaGetDeviceProperties");
@@ -139,9 +141,11 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   for (std::size_t i = completion_records; i-- > 0;) free_records_.push_back(&records_[i]);
 }
 
+void* device_runtime::cu_context() const noexcept { return primary_->context(); }
+
 device_runtime::~device_runtime() {
   shutdown();
-  const cuda_device_scope on(cfg_.device);
+  const cuda_device_scope on(*primary_);
   cudaFreeHost(records_);
   cudaFreeHost(control_);
   cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
@@ -268,6 +272,7 @@ void device_runtime::free_memory() noexcept {
 errc device_runtime::check_kernel_locked() noexcept {
   if (faulted_) return errc::device_fault;
   if (!running_) return errc::shutting_down;
+  const cuda_device_scope on(*primary_);
   const cudaError_t q = cudaStreamQuery(static_cast<cudaStream_t>(stream_));
   if (q == cudaErrorNotReady) return errc{};
   if (q == cudaSuccess) return stopping_ ? errc::shutting_down : errc::device_fault;
@@ -297,9 +302,9 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   if (faulted_) return errc::device_fault;
   if (stopping_) return errc::shutting_down;
   if (fn == nullptr || bytes > submission_payload_bytes) return errc::invalid_argument;
-  const cuda_device_scope on(cfg_.device);  // the first submission allocates and launches there
-  if (on.error() != cudaSuccess) return errc::backend_unavailable;
   if (!running_) {
+    const cuda_device_scope on(*primary_);  // the first submission allocates and launches there
+    if (on.error() != cudaSuccess) return errc::backend_unavailable;
     if (errc e = start_locked(program); e != errc{}) return e;
   } else if (program != program_) {
     return errc::invalid_argument;  // device code from a second translation unit (device_program.hpp)
@@ -348,7 +353,6 @@ errc device_runtime::wait(host_completion* c) noexcept {
     if (now - last_check < std::chrono::milliseconds(1)) continue;
     last_check = now;
     std::lock_guard lk(m_);
-    const cuda_device_scope on(cfg_.device);
     const errc e = check_kernel_locked();
     if (e != errc{} && !ready(c)) return e;
   }
@@ -365,7 +369,8 @@ device_stats device_runtime::stats() const noexcept {
   device_stats st;
   std::lock_guard lk(m_);
   if (d_ == nullptr || faulted_) return st;
-  const cuda_device_scope on(cfg_.device);
+  const cuda_device_scope on(*primary_);
+  if (on.error() != cudaSuccess) return st;
   std::vector<device_worker> ws(report_.workers);
   auto s = static_cast<cudaStream_t>(side_stream_);
   cudaMemcpyAsync(ws.data(), host_.workers, ws.size() * sizeof(device_worker), cudaMemcpyDeviceToHost, s);
@@ -387,7 +392,8 @@ device_stats device_runtime::stats() const noexcept {
 std::uint64_t device_runtime::io_inflight() const noexcept {
   std::lock_guard lk(m_);
   if (d_ == nullptr || faulted_ || host_.io.count == 0) return 0;
-  const cuda_device_scope on(cfg_.device);
+  const cuda_device_scope on(*primary_);
+  if (on.error() != cudaSuccess) return 0;
   std::vector<detail::mailbox> boxes(host_.io.count);
   auto s = static_cast<cudaStream_t>(side_stream_);
   cudaMemcpyAsync(boxes.data(), host_.io.boxes, boxes.size() * sizeof(detail::mailbox), cudaMemcpyDeviceToHost, s);
@@ -405,7 +411,11 @@ std::int64_t device_runtime::live_frame_blocks() const noexcept {
 void device_runtime::shutdown() noexcept {
   std::unique_lock lk(m_);
   if (stopping_) return;
-  const cuda_device_scope on(cfg_.device);  // the teardown's allocations and kernels run there
+  const cuda_device_scope on(*primary_);  // the teardown's allocations and kernels run there
+  if (on.error() != cudaSuccess && !faulted_) {  // the device is unusable: no GPU teardown
+    faulted_ = true;
+    fault_ = std::string("cudaSetDevice: ") + cudaGetErrorString(on.error());
+  }
   stopping_ = true;                                                     // step 1
   if (running_) {
     host_word(control_->stop).store(1, std::memory_order_release);      // step 2
@@ -461,6 +471,7 @@ void device_runtime::shutdown() noexcept {
 #include "weft/runtime.hpp"
 
 namespace weft::exec {
+class cuda_primary_context {};  // nothing to hold without CUDA
 device_runtime::device_runtime(const device_runtime_config&) {
   throw weft::error(errc::backend_unavailable, "weft: built without the cuda backend");
 }
@@ -478,5 +489,6 @@ std::string device_runtime::fault_message() const { return {}; }
 device_stats device_runtime::stats() const noexcept { return {}; }
 std::uint64_t device_runtime::io_inflight() const noexcept { return 0; }
 std::int64_t device_runtime::live_frame_blocks() const noexcept { return 0; }
+void* device_runtime::cu_context() const noexcept { return nullptr; }
 }  // namespace weft::exec
 #endif

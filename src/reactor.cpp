@@ -358,6 +358,7 @@ void reactor_thread::idle_wait(std::uint64_t idle_since_ns) noexcept {
 }
 
 void reactor_thread::run() noexcept {
+  r_.mem().bind_thread(index_);
   std::uint64_t last_work = steady_ns();
   while (!stop_.load(std::memory_order_acquire)) {
     bool busy = take_requests();

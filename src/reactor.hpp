@@ -58,6 +58,9 @@ namespace weft::rt {
 class memory_ops {
  public:
   virtual ~memory_ops() = default;
+  // Called first on each reactor thread, before it serves: the cuda backend makes the
+  // runtime's device current there, so every later call of that thread acts on it.
+  virtual void bind_thread(unsigned thread) noexcept { (void)thread; }
   virtual void* alloc_shared(std::size_t bytes) = 0;  // zeroed, shared with the task side
   virtual void free_shared(void* p) noexcept = 0;
   // True when a host thread may read and write the memory at p directly.

@@ -244,23 +244,27 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
 }
 
 // The device address of create_root<T, F, Args...> in this module on `device` (null when
-// the look-up failed), looked up once per device: each GPU loads the module apart, so an
-// address is only good on the device it was read from. Host threads may ask at once;
-// the cache words are atomics, relaxed: each holds a value, not a pointer to data that
-// must be published. Devices beyond the cache are looked up every time.
+// the look-up failed: runtime::spawn reports backend_unavailable), looked up once per
+// device: each GPU loads the module apart, so an address is only good on the device it
+// was read from. Host threads may ask at once; the cache words are atomics, relaxed: each
+// holds a value, not a pointer to data that must be published. Devices beyond the cache
+// are looked up every time.
 inline constexpr int create_fn_cached_devices = 64;
 template <class T, class F, class... Args>
-root_create_fn create_fn_address(int device, void* stream) {
+root_create_fn create_fn_address(void* context, int device, void* stream) {
   static std::atomic<root_create_fn> cache[create_fn_cached_devices];
   std::atomic<root_create_fn>* slot = device >= 0 && device < create_fn_cached_devices ? &cache[device] : nullptr;
   if (slot != nullptr)
     if (root_create_fn fn = slot->load(std::memory_order_relaxed)) return fn;
-  const cuda_device_scope on(device);  // cudaMemcpyFromSymbol finds the symbol in the current device's module
+  const cuda_device_scope on(context, device);  // the symbol is found in the current context's module
   if (on.error() != cudaSuccess) return nullptr;
   root_create_fn v = nullptr;
-  cudaMemcpyFromSymbolAsync(&v, g_create<T, F, Args...>, sizeof v, 0, cudaMemcpyDeviceToHost,
-                            static_cast<cudaStream_t>(stream));
-  if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess) return nullptr;
+  if (cudaMemcpyFromSymbolAsync(&v, g_create<T, F, Args...>, sizeof v, 0, cudaMemcpyDeviceToHost,
+                                static_cast<cudaStream_t>(stream)) != cudaSuccess ||
+      cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+    cudaGetLastError();  // (a sticky fault stays: the runtime's own checks report it)
+    return nullptr;
+  }
   if (slot != nullptr) slot->store(v, std::memory_order_relaxed);
   return v;
 }

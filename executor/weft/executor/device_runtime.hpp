@@ -19,8 +19,9 @@
 //
 // Devices: the runtime runs on cfg.device. The CUDA runtime's current device belongs to
 // the calling host thread, so every entry here that calls CUDA opens cuda_device_scope
-// on cfg.device and restores the caller's own device after it: runtimes on several GPUs
-// can be driven from one thread, and a runtime never changes its caller's device.
+// on cfg.device, which pushes the device's primary context (held by the runtime) and pops
+// it after (cuda_device_scope.hpp): runtimes on several GPUs can be driven from one
+// thread, and a runtime never changes what its caller has current.
 //
 // Shutdown, in order (device_runtime::shutdown):
 //   1. Mark the runtime stopping: new submissions get errc::shutting_down.
@@ -49,6 +50,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -106,6 +108,8 @@ struct device_stats {
   std::int64_t live_roots = 0;
 };
 
+class cuda_primary_context;  // cuda_device_scope.hpp
+
 class device_runtime {
  public:
   explicit device_runtime(const device_runtime_config& cfg);  // throws weft::error
@@ -134,6 +138,9 @@ class device_runtime {
 
   void* side_stream() const noexcept { return side_stream_; }
   int ordinal() const noexcept { return cfg_.device; }  // the CUDA device it runs on
+  // The device's primary context, held while the runtime lives, for cuda_device_scope
+  // (a CUcontext; null where the driver's entry points are missing).
+  void* cu_context() const noexcept;
   kernel_report report() const noexcept { return report_; }
   device_stats stats() const noexcept;  // while running: a snapshot
   // While running: the mailboxes' requests posted and not yet delivered (a snapshot,
@@ -151,6 +158,7 @@ class device_runtime {
   void free_memory() noexcept;
 
   device_runtime_config cfg_;
+  std::unique_ptr<cuda_primary_context> primary_;  // the device's primary context, held
   mutable std::mutex m_;
   const device_program* program_ = nullptr;
   bool running_ = false;
