@@ -23,8 +23,11 @@ namespace {
 class cuda_memory_ops final : public memory_ops {
  public:
   cuda_memory_ops(int device, unsigned threads) : device_(device), primary_(device), per_thread_(threads) {
+    if (primary_.error() != cudaSuccess)  // (a scope then would set the caller's device)
+      throw error(errc::backend_unavailable,
+                  std::string("weft: reactor: cudaInitDevice: ") + cudaGetErrorString(primary_.error()));
     const exec::cuda_device_scope on(primary_);
-    if (primary_.error() != cudaSuccess || on.error() != cudaSuccess)
+    if (on.error() != cudaSuccess)
       throw error(errc::backend_unavailable, "weft: reactor: the runtime's device cannot be made current");
   }
   ~cuda_memory_ops() override {

@@ -117,7 +117,7 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   primary_ = std::make_unique<cuda_primary_context>(cfg.device);
   check(primary_->error(), "cudaInitDevice");
   const cuda_device_scope on(*primary_);  // what the caller has current is left as it was
-  check(on.error(), "cudaSetDevice");
+  check(on.error(), "making the device current");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, cfg.device), "cudaGetDeviceProperties");
   if (!prop.cooperativeLaunch || !prop.unifiedAddressing || !prop.canMapHostMemory)
@@ -273,6 +273,7 @@ errc device_runtime::check_kernel_locked() noexcept {
   if (faulted_) return errc::device_fault;
   if (!running_) return errc::shutting_down;
   const cuda_device_scope on(*primary_);
+  if (on.error() != cudaSuccess) return errc::backend_unavailable;  // not a verdict on the kernel
   const cudaError_t q = cudaStreamQuery(static_cast<cudaStream_t>(stream_));
   if (q == cudaErrorNotReady) return errc{};
   if (q == cudaSuccess) return stopping_ ? errc::shutting_down : errc::device_fault;
@@ -301,7 +302,8 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   std::unique_lock lk(m_);
   if (faulted_) return errc::device_fault;
   if (stopping_) return errc::shutting_down;
-  if (fn == nullptr || bytes > submission_payload_bytes) return errc::invalid_argument;
+  if (bytes > submission_payload_bytes) return errc::invalid_argument;
+  if (fn == nullptr) return errc::backend_unavailable;  // the root's device address was not found
   if (!running_) {
     const cuda_device_scope on(*primary_);  // the first submission allocates and launches there
     if (on.error() != cudaSuccess) return errc::backend_unavailable;
@@ -414,7 +416,7 @@ void device_runtime::shutdown() noexcept {
   const cuda_device_scope on(*primary_);  // the teardown's allocations and kernels run there
   if (on.error() != cudaSuccess && !faulted_) {  // the device is unusable: no GPU teardown
     faulted_ = true;
-    fault_ = std::string("cudaSetDevice: ") + cudaGetErrorString(on.error());
+    fault_ = std::string("making the device current: ") + cudaGetErrorString(on.error());
   }
   stopping_ = true;                                                     // step 1
   if (running_) {

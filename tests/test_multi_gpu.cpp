@@ -21,6 +21,7 @@
 #include "support.hpp"
 
 #if WEFT_CUDA_COMPILE
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 namespace {
@@ -41,6 +42,18 @@ WEFT_HOST_DEVICE weft::task<int> read_into(const char* path, int* dst, int n) {
   auto r = co_await weft::io::read(*f, dst, static_cast<std::size_t>(n) * sizeof(int), 0);
   (void)co_await weft::io::close(*f);
   co_return r ? static_cast<int>(*r) : -static_cast<int>(r.error());
+}
+
+// True when the calling thread has no CUDA context current (the driver's cuCtxGetCurrent,
+// reached through cudart as weft does).
+bool current_context_is_none() {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    return false;
+  CUcontext c = nullptr;
+  return reinterpret_cast<CUresult (*)(CUcontext*)>(p)(&c) == CUDA_SUCCESS && c == nullptr;
 }
 
 int current_device() {
@@ -120,17 +133,24 @@ TEST_CASE("runtimes on two GPUs run their own tasks from one host thread, and le
     REQUIRE(holds(b0, 300));
     REQUIRE(holds(b1, 400));
     // Two host threads, one per runtime, each with no device chosen by itself; after
-    // their runs, the runtime API still reports its default, device 0, on both.
+    // their runs neither has a context current (none was made for it: setting a device
+    // and setting the ordinal back would have left GPU 0's there) and the runtime API
+    // still reports its default, device 0.
     int ok0 = 0, ok1 = 0, after0 = -1, after1 = -1;
-    auto drive = [&](weft::runtime& rt, int* buf, int base, int* ok, int* after) {
+    bool bare0 = false, bare1 = false;
+    auto drive = [&](weft::runtime& rt, int* buf, int base, int* ok, int* after, bool* bare) {
       for (int k = 0; k < 50; ++k) *ok += rt.try_block_on(fill_root, buf, items, base + k).value_or(-1) == items;
+      *bare = current_context_is_none();
       if (cudaGetDevice(after) != cudaSuccess) *after = -2;
     };
-    std::thread t0(drive, std::ref(r0), b0, 1000, &ok0, &after0), t1(drive, std::ref(r1), b1, 2000, &ok1, &after1);
+    std::thread t0(drive, std::ref(r0), b0, 1000, &ok0, &after0, &bare0);
+    std::thread t1(drive, std::ref(r1), b1, 2000, &ok1, &after1, &bare1);
     t0.join();
     t1.join();
     REQUIRE(ok0 == 50);
     REQUIRE(ok1 == 50);
+    REQUIRE(bare0);
+    REQUIRE(bare1);
     REQUIRE(after0 == 0);
     REQUIRE(after1 == 0);
     REQUIRE(holds(b0, 1049));

@@ -306,11 +306,10 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... arg
       h.failed_ = errc::invalid_argument;
       return h;
     }
-    const exec::root_create_fn create = exec::create_fn_address<T, F0, Args...>(dev->cu_context(), dev->ordinal(), dev->side_stream());
-    if (create == nullptr) {  // the device has no such code, or the look-up failed
-      h.failed_ = errc::backend_unavailable;
-      return h;
-    }
+    // Null when the look-up failed: submit says why (device_fault, shutting_down, or
+    // backend_unavailable when the device has no such code).
+    const exec::root_create_fn create =
+        exec::create_fn_address<T, F0, Args...>(dev->cu_context(), dev->ordinal(), dev->side_stream());
     const errc e = dev->submit(&exec::this_tu_program, create, &payload, sizeof(payload), &h.rec_);
     if (e != errc{}) h.failed_ = e;
     else h.dev_ = dev;

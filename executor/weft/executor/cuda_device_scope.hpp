@@ -48,7 +48,7 @@ inline const fns& get() noexcept {
     const bool all = find("cuDeviceGet", &r.device_get) && find("cuDevicePrimaryCtxRetain", &r.retain) &&
                      find("cuDevicePrimaryCtxRelease", &r.release) && find("cuCtxPushCurrent", &r.push) &&
                      find("cuCtxPopCurrent", &r.pop);
-    cudaGetLastError();  // a failed look-up leaves nothing pending for the caller
+    if (!all) cudaGetLastError();  // a failed look-up leaves nothing pending for the caller
     return all ? r : fns{};
   }();
   return f;

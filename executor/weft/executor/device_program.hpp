@@ -244,7 +244,7 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
 }
 
 // The device address of create_root<T, F, Args...> in this module on `device` (null when
-// the look-up failed: runtime::spawn reports backend_unavailable), looked up once per
+// the look-up failed: device_runtime::submit reports why), looked up once per
 // device: each GPU loads the module apart, so an address is only good on the device it
 // was read from. Host threads may ask at once; the cache words are atomics, relaxed: each
 // holds a value, not a pointer to data that must be published. Devices beyond the cache
