@@ -132,14 +132,16 @@ TEST_CASE("runtimes on two GPUs run their own tasks from one host thread, and le
     REQUIRE(h1.try_get().value() == items);
     REQUIRE(holds(b0, 300));
     REQUIRE(holds(b1, 400));
-    // Two host threads, one per runtime, each with no device chosen by itself; after
-    // their runs neither has a context current (none was made for it: setting a device
-    // and setting the ordinal back would have left GPU 0's there) and the runtime API
-    // still reports its default, device 0.
+    // Two host threads, one per runtime, each with no device chosen by itself. Each also
+    // reads its runtime's counters, which copies from the GPU on the calling thread. After
+    // that neither thread has a context current: none was made for it (a scope that set
+    // the device and set the caller's ordinal back, or a copy made outside a scope, would
+    // have left a context there), and the runtime API still reports its default, device 0.
     int ok0 = 0, ok1 = 0, after0 = -1, after1 = -1;
     bool bare0 = false, bare1 = false;
     auto drive = [&](weft::runtime& rt, int* buf, int base, int* ok, int* after, bool* bare) {
       for (int k = 0; k < 50; ++k) *ok += rt.try_block_on(fill_root, buf, items, base + k).value_or(-1) == items;
+      (void)rt.device()->stats();
       *bare = current_context_is_none();
       if (cudaGetDevice(after) != cudaSuccess) *after = -2;
     };
