@@ -1,9 +1,9 @@
-// Runtimes on several GPUs of one process, driven from one host thread.
+// Runtimes on several GPUs of one process, driven from one host thread and from several.
 //
-// The CUDA runtime keeps one current device per host thread; weft's host side opens
-// its runtime's device around every CUDA call (exec::cuda_device_scope) and looks up
-// device code per device, so neither what the caller has current nor which runtime
-// was made last decides where a task runs. Needs two GPUs: hidden ([.]; every other
+// The CUDA runtime keeps one current context per host thread; weft's host side pushes
+// its runtime's primary context around every CUDA call it makes on a caller's thread
+// (exec::cuda_device_scope) and looks up device code per device, so neither what the
+// caller has current nor which runtime was made last decides where a task runs. Needs two GPUs: hidden ([.]; every other
 // filter of scripts/gpu-check excludes [multi_gpu], since Catch2 selects a hidden test
 // that a filter matches), and gpu-check runs it on its own where two GPUs are.
 #include <catch2/catch.hpp>
@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <string>
+#include <functional>
 #include <thread>
 #include <vector>
 
