@@ -126,19 +126,48 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   if (cfg.frame_pool_bytes < size_class_pool::min_block)
     throw weft::error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
   report_.sms = prop.multiProcessorCount;
-  cudaStream_t s1, s2;
-  check(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), "cudaStreamCreate");
-  stream_ = s1;
-  side_stream_ = s2;
-  check(cudaHostAlloc(reinterpret_cast<void**>(&control_), sizeof(host_control), cudaHostAllocMapped), "cudaHostAlloc");
+  try {
+    make_host_resources();
+  } catch (...) {
+    free_host_resources();  // a destructor does not run for an object whose constructor threw
+    throw;
+  }
+}
+
+// The constructor's streams and pinned memory; throws weft::error (or bad_alloc) and
+// leaves what it made for free_host_resources. Inside the constructor's device scope.
+void device_runtime::make_host_resources() {
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream_ = s;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  side_stream_ = s;
+  // Into a local first: whether a failed cudaHostAlloc leaves its out-pointer alone is not
+  // documented, and free_host_resources frees whatever the members hold.
+  void* p = nullptr;
+  check(cudaHostAlloc(&p, sizeof(host_control), cudaHostAllocMapped), "cudaHostAlloc");
+  control_ = static_cast<host_control*>(p);
   std::memset(control_, 0, sizeof(host_control));
   for (std::uint32_t i = 0; i < submission_ring_size; ++i) control_->ring[i].seq = i;  // slot i free for ticket i
-  check(cudaHostAlloc(reinterpret_cast<void**>(&records_), completion_records * sizeof(host_completion),
-                      cudaHostAllocMapped),
-        "cudaHostAlloc");
+  p = nullptr;
+  check(cudaHostAlloc(&p, completion_records * sizeof(host_completion), cudaHostAllocMapped), "cudaHostAlloc");
+  records_ = static_cast<host_completion*>(p);
   record_count_ = completion_records;
+  free_records_.reserve(completion_records);
   for (std::size_t i = completion_records; i-- > 0;) free_records_.push_back(&records_[i]);
+}
+
+// Frees what make_host_resources made (any part of it); the caller has the device's scope.
+void device_runtime::free_host_resources() noexcept {
+  if (records_ != nullptr) cudaFreeHost(records_);
+  if (control_ != nullptr) cudaFreeHost(control_);
+  if (stream_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  if (side_stream_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(side_stream_));
+  records_ = nullptr;
+  control_ = nullptr;
+  stream_ = side_stream_ = nullptr;
+  free_records_.clear();
+  record_count_ = 0;
 }
 
 void* device_runtime::cu_context() const noexcept { return primary_->context(); }
@@ -146,10 +175,7 @@ void* device_runtime::cu_context() const noexcept { return primary_->context(); 
 device_runtime::~device_runtime() {
   shutdown();
   const cuda_device_scope on(*primary_);
-  cudaFreeHost(records_);
-  cudaFreeHost(control_);
-  cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
-  cudaStreamDestroy(static_cast<cudaStream_t>(side_stream_));
+  free_host_resources();
 }
 
 std::string device_runtime::fault_message() const {

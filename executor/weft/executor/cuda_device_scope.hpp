@@ -23,12 +23,14 @@
 namespace weft::exec {
 
 namespace cuda_driver {
+// CUDAAPI: the driver's calling convention (empty on Linux; __stdcall on Windows, which
+// only 32-bit x86 honours).
 struct fns {
-  CUresult (*device_get)(CUdevice*, int) = nullptr;
-  CUresult (*retain)(CUcontext*, CUdevice) = nullptr;
-  CUresult (*release)(CUdevice) = nullptr;
-  CUresult (*push)(CUcontext) = nullptr;
-  CUresult (*pop)(CUcontext*) = nullptr;
+  CUresult(CUDAAPI* device_get)(CUdevice*, int) = nullptr;
+  CUresult(CUDAAPI* retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult(CUDAAPI* release)(CUdevice) = nullptr;
+  CUresult(CUDAAPI* push)(CUcontext) = nullptr;
+  CUresult(CUDAAPI* pop)(CUcontext*) = nullptr;
 };
 template <class F>
 bool find(const char* name, F* out) noexcept {

@@ -158,6 +158,8 @@ class device_runtime {
   host_completion* take_record_locked() noexcept;
   void allocate_memory();
   void free_memory() noexcept;
+  void make_host_resources();
+  void free_host_resources() noexcept;
 
   device_runtime_config cfg_;
   std::unique_ptr<cuda_primary_context> primary_;  // the device's primary context, held
