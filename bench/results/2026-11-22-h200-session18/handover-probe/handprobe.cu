@@ -28,7 +28,7 @@ __device__ inline unsigned get(int flag, unsigned* w) {
   asm volatile("ld.relaxed.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(w))) : "memory");
   return v;
 }
-__global__ void probe(int flag, int data, unsigned* buf, long long* out) {
+__global__ void probe(int flag, int data, int spin_all, unsigned* buf, long long* out) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) s_pub = s_rep = 0;
   __syncthreads();
@@ -46,11 +46,16 @@ __global__ void probe(int flag, int data, unsigned* buf, long long* out) {
       round += clock64() - t0;
     } else if (warp == 1) {
       unsigned seen = 0;
-      if (lane == 0) {
+      if (spin_all) {  // every lane polls: no __syncwarp after the spin
         while (get(flag, &s_pub) != (unsigned)r) {}
         cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_block);
+      } else {
+        if (lane == 0) {
+          while (get(flag, &s_pub) != (unsigned)r) {}
+          cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_block);
+        }
+        __syncwarp();
       }
-      __syncwarp();
       const long long t1 = clock64();
       const unsigned v = words[lane];
       seen = v + 1;
@@ -73,11 +78,13 @@ int main() {
   cudaMalloc(&out, 24);
   const char* names[] = {"data the task just stored", "data the server stored last round", "data nobody wrote (L2)"};
   const char* flags[] = {"atomic_ref<block>", "volatile + threadfence_block", "st.release/ld.relaxed .cta.shared"};
-  for (int f = 0; f < 3; ++f)
-    for (int d = 0; d < 3; ++d) {
-      probe<<<1, 128>>>(f, d, buf, out);
-      cudaMemcpy(h, out, 24, cudaMemcpyDeviceToHost);
-      printf("%-34s %-34s notice %lld, load %lld, round trip %lld cycles\n", flags[f], names[d], h[0], h[1], h[2]);
-    }
+  for (int all = 0; all < 2; ++all)
+    for (int f = 0; f < 3; ++f)
+      for (int d = 0; d < 3; ++d) {
+        probe<<<1, 128>>>(f, d, all, buf, out);
+        cudaMemcpy(h, out, 24, cudaMemcpyDeviceToHost);
+        printf("%-13s %-34s %-34s notice %lld, load %lld, round trip %lld cycles\n", all ? "all lanes spin" : "lane 0 spins",
+               flags[f], names[d], h[0], h[1], h[2]);
+      }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));
 }
