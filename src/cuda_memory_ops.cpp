@@ -22,7 +22,7 @@ namespace {
 
 class cuda_memory_ops final : public memory_ops {
  public:
-  cuda_memory_ops(int device, unsigned threads) : device_(device), primary_(device), per_thread_(threads) {
+  cuda_memory_ops(int device, unsigned threads) : primary_(device), per_thread_(threads) {
     if (primary_.error() != cudaSuccess)  // (a scope then would set the caller's device)
       throw error(errc::backend_unavailable,
                   std::string("weft: reactor: cudaInitDevice: ") + cudaGetErrorString(primary_.error()));
@@ -41,7 +41,7 @@ class cuda_memory_ops final : public memory_ops {
   // A reactor thread is weft's own: the runtime's device stays current on it (a lookup of
   // a pointer, or a stream, made with no device chosen would wake GPU 0's context).
   void bind_thread(unsigned thread) noexcept override {
-    if (thread < per_thread_.size()) per_thread_[thread].bound = cudaSetDevice(device_) == cudaSuccess;
+    if (thread < per_thread_.size()) per_thread_[thread].bound = cudaSetDevice(primary_.device()) == cudaSuccess;
   }
   // Called on the runtime's constructing thread: mapped for the runtime's device.
   void* alloc_shared(std::size_t bytes) override {
@@ -135,7 +135,6 @@ class cuda_memory_ops final : public memory_ops {
     return e == cudaErrorInvalidValue ? errc::invalid_argument : errc::device_fault;
   }
 
-  int device_;
   exec::cuda_primary_context primary_;  // held while the reactor lives (cuda_device_scope.hpp)
   std::vector<per_thread> per_thread_;  // sized once; entry i is touched only by reactor thread i
 };
