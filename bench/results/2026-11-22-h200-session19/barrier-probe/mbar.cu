@@ -80,18 +80,18 @@ __device__ inline bool bar_or(unsigned id, unsigned n, bool quit) {
 // bar.arrive by the task (it then waits at B only).
 __global__ void probe(int mode, int job, int steps, float* a, float* b, unsigned* v, long long* out, unsigned* pout) {
   const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  if (mode == 5) {
+  if (mode == 5 || mode == 6) {
     if (tid == 0) { mb_init(&s_go, 1); mb_init(&s_done, 3); s_desc.quit = 0; }
     __syncthreads();
   }
-  const bool block = mode != 0 && mode != 5;
-  if (!block && mode != 5 && warp != 0) return;
+  const bool block = mode != 0 && mode != 5 && mode != 6;
+  if (!block && mode != 5 && mode != 6 && warp != 0) return;
   const unsigned lanes = mode == 0 ? 31 : mode == 2 ? 96 : 127;
   if (tid == 0) {
     long long c0 = clock64();
     unsigned long long t0;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    unsigned p = 1;
+    unsigned p = 1, pd6 = 0;
     for (int s = 0; s < steps; ++s) {
       if (job == 0) {
         s_desc.fn = chain_fn;
@@ -105,7 +105,11 @@ __global__ void probe(int mode, int job, int steps, float* a, float* b, unsigned
       }
       s_desc.n = 256;
       s_desc.quit = 0;
-      if (!block) {
+      if (mode == 6) {  // the task lane alone: release the servers, wait for them
+        mb_arrive(&s_go);
+        mb_wait(&s_done, pd6);
+        pd6 ^= 1u;
+      } else if (!block) {
         __syncwarp();
         __syncwarp();
       } else if (mode == 3) {
@@ -121,6 +125,7 @@ __global__ void probe(int mode, int job, int steps, float* a, float* b, unsigned
       if (job == 1) p = decide(*v, s);
     }
     s_desc.quit = 1;
+    if (mode == 6) mb_arrive(&s_go);
     if (!block) __syncwarp();
     else if (mode == 3) asm volatile("barrier.arrive 1, 128;" ::: "memory");
     else if (mode == 4) bar_or(1, 128, true);
@@ -133,8 +138,12 @@ __global__ void probe(int mode, int job, int steps, float* a, float* b, unsigned
     return;
   }
   // helpers (warp 0, lanes 1..31) and servers (warps 1..3)
-  if (mode == 5) {  // the runtime's warp path for the task; helpers hand the job to the servers by mbarrier
-    if (warp == 0) {
+  if (mode == 6 && warp == 0) {  // helpers: idle at the loop top's __syncwarp until the quit
+    __syncwarp();
+    return;
+  }
+  if (mode == 5 || mode == 6) {  // the runtime's warp path for the task; helpers hand the job to the servers by mbarrier
+    if (warp == 0 && mode == 5) {
       unsigned pd = 0;
       for (;;) {
         __syncwarp();  // (1)
@@ -210,10 +219,11 @@ int main() {
                          "block, 96 server lanes only, barrier x2          ",
                          "block, 127 lanes, task arrives A, syncs B        ",
                          "block, 96 servers, A = barrier.red.or (quit)     ",
-                         "warp path + helpers hand over by mbarrier, 96 srv"};
+                         "warp path + helpers hand over by mbarrier, 96 srv",
+                         "task lane alone hands over by mbarrier, 96 srv   "};
   for (int rep = 0; rep < 2; ++rep)
     for (int job = 0; job < 2; ++job)
-      for (int mode : {0, 2, 5}) {
+      for (int mode : {0, 2, 5, 6}) {
         cudaMemcpy(a, init.data(), 1024, cudaMemcpyHostToDevice);
         probe<<<1, 128>>>(mode, job, steps, a, b, v, out, pout);
         long long h[2];
