@@ -505,8 +505,9 @@ void BM_chained_bulk(benchmark::State& st) {
   st.counters["graph_result_same"] = g_buf.chain_graph_same;
   // Steps run inline by the lone task's warp (device_bulk.hpp), not through a suspension.
   // Approximate: warps publish their counts when idle, so the last steps may be missed.
-  st.counters["inline_fraction"] =
-      double(rt.device()->stats().inline_bulk - before.inline_bulk) / (double(chain_steps) * st.iterations());
+  const auto after = rt.device()->stats();
+  st.counters["inline_fraction"] = double(after.inline_bulk - before.inline_bulk) / (double(chain_steps) * st.iterations());
+  st.counters["shared_fraction"] = double(after.inline_shared - before.inline_shared) / (double(chain_steps) * st.iterations());
 }
 
 // ------------------------------------------------------------------ dependent_decision
@@ -574,8 +575,11 @@ void BM_dependent_decision(benchmark::State& st) {
   st.counters["us_per_step"] = us;
   st.counters["host_loop_us_per_step"] = g_buf.decision_host_us;
   st.counters["host_loop_over_weft"] = g_buf.decision_host_us / us;
+  const auto after = rt.device()->stats();
   st.counters["inline_fraction"] =
-      double(rt.device()->stats().inline_bulk - before.inline_bulk) / (double(decision_steps) * st.iterations());
+      double(after.inline_bulk - before.inline_bulk) / (double(decision_steps) * st.iterations());
+  st.counters["shared_fraction"] =
+      double(after.inline_shared - before.inline_shared) / (double(decision_steps) * st.iterations());
 }
 
 // ------------------------------------------------------------------ one_task_trip

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -247,6 +248,11 @@ void device_runtime::allocate_memory() {
   h.inject = static_cast<inject_shard*>(dev(shards * sizeof(inject_shard)));
   h.num_inject = shards;
   h.park_max_ns = cfg_.park_max_ns;
+  // WEFT_BLOCK_SHARE=0 keeps a lone task's inline bulk jobs on its own warp: compute-sanitizer's
+  // racecheck does not follow the mbarrier hand-over to blockmates and reports its shared
+  // memory as racing (docs/benchmarks.md, twentieth session), so scripts/gpu-check runs it so.
+  const char* share = std::getenv("WEFT_BLOCK_SHARE");
+  h.block_share_off = share != nullptr && std::strcmp(share, "0") == 0 ? 1u : 0u;
   h.arena = static_cast<char*>(dev(arena));
   h.arena_bytes = arena;
   h.num_shards = 128;
@@ -412,6 +418,8 @@ device_stats device_runtime::stats() const noexcept {
     st.parks += w.stats.parks;
     st.napped_ns += w.stats.napped_ns;
     st.inline_bulk += w.stats.inline_bulk;
+    st.inline_shared += w.stats.inline_shared;
+    st.inline_jobs_served += w.stats.inline_jobs_served;
     st.live_roots += static_cast<std::int64_t>(w.stats.spawned) - static_cast<std::int64_t>(w.stats.destroyed);
   }
   return st;

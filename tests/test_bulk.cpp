@@ -220,6 +220,60 @@ TEST_CASE("a task alone in its warp runs small dependent bulk steps without a re
   }
 }
 
+TEST_CASE("a lone task's larger inline bulk steps run on its block's idle warps, with the same results, while roots come and go",
+          "[bulk]") {
+  // On the GPU the idle warps of the lone task's block join it as servers and run its
+  // inline jobs of 63 or more indices, handed over through two mbarriers
+  // (device_mbar_share.hpp); each step must still see every write of the one before.
+  // Meanwhile the host submits small roots: joined warps are then wanted elsewhere and
+  // leave, and join again later. Smaller jobs stay on the task's own warp.
+  const int steps = std::getenv("WEFT_TEST_SMALL") != nullptr ? 600 : 3000;  // compute-sanitizer: ~100x slower
+  for (std::size_t n : {std::size_t{1}, std::size_t{97}, std::size_t{256}, std::size_t{2048}}) {
+    shared_array<unsigned> a(n), b(n);
+    const std::vector<unsigned> ra = dependent_steps_reference(a.data(), n, 83, steps);
+    weft::runtime rt(any_backend_config());
+    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
+    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+    auto chain = rt.spawn([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
+                          a.data(), b.data(), n, steps);
+    std::vector<weft::host_handle<int>> small;
+    for (int i = 0; i < 200; ++i) {
+      small.push_back(rt.spawn([] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v * 2; }, i));
+      if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    for (int i = 0; i < 200; ++i) REQUIRE(small[static_cast<std::size_t>(i)].get() == i * 2);
+    REQUIRE(chain.get() == 0);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
+    INFO("n = " << n);
+    REQUIRE(wrong == 0);
+    // Whole blocks of 4 warps: wherever the chain runs, it has 2 or 3 blockmates (worker 0
+    // never serves). The default test config has 4 workers, one block.
+    // Under compute-sanitizer (WEFT_TEST_SMALL) a step takes longer than a server's 20 us
+    // idle limit, so servers leave between steps and sharing may never happen: only the
+    // results are checked there. WEFT_BLOCK_SHARE=0 turns sharing off.
+    const unsigned workers = rt.device() != nullptr ? rt.device()->report().workers : 0;
+    const char* share = std::getenv("WEFT_BLOCK_SHARE");
+    const bool sharing = share == nullptr || std::strcmp(share, "0") != 0;
+    if (workers >= 4 && workers % 4 == 0 && sharing && std::getenv("WEFT_TEST_SMALL") == nullptr) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // servers leave after ~20 us idle, then publish
+      const auto after = rt.device()->stats();
+      const auto inlined = after.inline_bulk - before.inline_bulk, shared = after.inline_shared - before.inline_shared;
+      const auto served = after.inline_jobs_served - before.inline_jobs_served;
+      INFO("inline jobs " << inlined << ", run by blockmates " << shared << ", served " << served);
+      if (n < 63) {
+        REQUIRE(shared == 0);
+      } else {
+        REQUIRE(shared > 0);
+        REQUIRE(shared <= inlined);
+        REQUIRE(served >= shared);      // each shared job had one or more serving warps
+        REQUIRE(served <= 3 * shared);  // and at most the block's 3 other warps
+      }
+    }
+  }
+}
+
 // Callables that the helpers of an inline job cannot get as a shared-memory copy
 // (device_bulk.hpp): one too large (a 96-byte table by value), one not trivially
 // copyable. They are called in the awaiting frame instead, with the same results.

@@ -51,6 +51,20 @@ WEFT_HOST_DEVICE void run_element_chunk(const bulk_job& j, std::uint32_t c, std:
   for (std::uint64_t i = begin + lane; i < end; i += lanes) f(static_cast<std::size_t>(i));
 }
 
+#if WEFT_DEVICE_PASS
+// bulk_server_fn for element jobs: a server warp's side (device_mbar_share.hpp). Each turn
+// runs its share of the job inline, then server_next reports it and waits for the next.
+template <class F>
+__device__ const bulk_job* serve_server_jobs(const bulk_job* j, void* server) {
+  exec::server_ctx& c = *static_cast<exec::server_ctx*>(server);
+  for (;;) {
+    for (std::uint32_t k = 0; k < j->chunks; ++k) run_element_chunk<F>(*j, k, c.rank, c.lanes);
+    j = exec::server_next(c);
+    if (j == nullptr || j->serve_server != &serve_server_jobs<F>) return j;
+  }
+}
+#endif
+
 template <class F>
 struct warp_body_arg {
   const F* f;
@@ -171,7 +185,7 @@ struct bulk_awaiter {
         copy_words<F>(slot, &f);
         fn = slot;
       }
-      device_bulk_inline_run(job.run_chunk, fn, job.n, job.chunks);
+      device_bulk_inline_run(job.run_chunk, &serve_server_jobs<F>, fn, job.n, job.chunks);
       return true;
     }
   }

@@ -67,6 +67,9 @@
 //               still about half a suspension's cost.
 //   f           must not use warp-wide operations (bulk.hpp): one in f would pair with
 //               the task lane's (2) and the counts would drift apart.
+//   servers     a job of 63 or more indices may instead go to the idle warps of the
+//               block (device_mbar_share.hpp): the task lane alone hands it over through
+//               two mbarriers and the helpers see no (1) or (2) for it.
 // Invariants: the job's descriptor in a slot does not change from publication until
 // `remaining` reaches 0, and a chunk is owned only through a successful claim, so every
 // reader of the descriptor (after its claim) sees the job it claimed. The callable lives

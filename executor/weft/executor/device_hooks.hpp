@@ -20,6 +20,7 @@
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 #include "weft/executor/device_frames.hpp"
+#include "weft/executor/device_mbar_share.hpp"
 #include "weft/executor/device_layout.hpp"
 #include "weft/executor/device_queues.hpp"
 #include "weft/executor/device_timers.hpp"
@@ -278,15 +279,17 @@ __device__ inline void* device_bulk_inline_fn_slot() noexcept { return exec::sta
 // read the descriptor from the staging area: in the frame, each of their first reads
 // would be an L2 round trip on the step's critical path (docs/benchmarks.md, fifteenth
 // session).
-__device__ inline void device_bulk_inline_run(bulk_chunk_fn run_chunk, const void* fn, std::uint64_t n,
-                                              std::uint32_t chunks) noexcept {
+__device__ inline void device_bulk_inline_run(bulk_chunk_fn run_chunk, bulk_server_fn server, const void* fn,
+                                              std::uint64_t n, std::uint32_t chunks) noexcept {
   exec::staging_area& st = exec::staging_of_this_warp();
   bulk_job* copy = new (st.inline_desc) bulk_job;  // field by field, from registers
   copy->run_chunk = run_chunk;
+  copy->serve_server = server;
   copy->fn = fn;
   copy->n = n;
   copy->chunk_items = bulk_min_chunk_items;
   copy->chunks = chunks;
+  if (st.share_mates != 0 && exec::hand_to_blockmates(st, copy)) return;  // they ran it
   st.inline_job = copy;
   __syncwarp();  // (1) the descriptor, the callable and inline_job before the helpers read them
   --st.inline_left;  // (the helpers never read these two: off their critical path)

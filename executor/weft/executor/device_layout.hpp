@@ -123,6 +123,8 @@ struct worker_stats {
   std::uint64_t spawned;     // roots submitted by this warp's lanes
   std::uint64_t destroyed;   // roots destroyed by this warp's lanes
   std::uint64_t inline_bulk;  // bulk jobs a lone task ran on its warp's idle lanes (device_bulk.hpp)
+  std::uint64_t inline_shared;       // of those, jobs its blockmates ran (device_mbar_share.hpp)
+  std::uint64_t inline_jobs_served;  // a blockmate's inline jobs this warp ran as a server
 };
 
 // 512: a batch of 32 lanes that each spawn 16 tasks into a nearly empty staging area
@@ -141,6 +143,17 @@ inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks 
 // the stop flag, its queues). 1024 instead of 64 gained only 3 % (docs/benchmarks.md).
 inline constexpr std::uint32_t lone_batch_key = 0x4c6f6e65u;  // "Lone"
 inline constexpr std::uint32_t inline_jobs_per_trip = 64;
+
+// A lone task's inline jobs handed to the idle warps of its block through two mbarriers
+// (device_mbar_share.hpp). Shared memory, one per block of the worker kernel.
+struct block_share {
+  unsigned long long go;        // mbarrier, 1 arrival per phase: the owner's publication of a job
+  unsigned long long done;      // mbarrier, 3 arrivals per phase: each serving warp's report,
+                                //   and the owner's for the blockmates not serving
+  std::uint32_t owner;          // 1 + the block-local index of the owning warp; 0: none
+  std::uint32_t state;          // (jobs published << 8) | busy | one bit per serving warp
+  const detail::bulk_job* job;  // the current job (the owner's inline_desc)
+};
 
 // Tasks a warp's lanes woke or spawned during a batch (the LIFO slot, widened to a
 // warp). Lives in shared memory (device_hooks.hpp): only the warp itself touches it.
@@ -172,6 +185,7 @@ struct staging_area {
   detail::task_header* slots[staging_capacity];
   detail::bulk_job* bulk_jobs[WEFT_WARP_SIZE];  // one per lane at most: posting parks the task
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)
+  std::uint32_t share_mates;  // blockmates that may serve this warp's lone tasks (constant)
 };
 
 // One slot of the bulk board (device_bulk.hpp): a published bulk job that any warp
@@ -211,6 +225,8 @@ struct device_sched {
   inject_shard* inject;  // inject queue
   std::uint32_t num_inject;
   std::uint32_t park_max_ns;
+  std::uint32_t block_share_off;  // 1: lone tasks' inline jobs never go to blockmates
+                                  // (WEFT_BLOCK_SHARE=0; device_mbar_share.hpp)
   // frame pool: arena, magazine shards, side tables (one byte per 64-byte granule)
   char* arena;
   std::uint64_t arena_bytes;

@@ -97,7 +97,10 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_
     staging_of_this_warp().inline_job = nullptr;
     staging_of_this_warp().claim_box = nullptr;
     staging_of_this_warp().in_place_delay = 0;
+    staging_of_this_warp().share_mates =
+        d->block_share_off ? 0u : share_mates_of(current_lane_ids().worker, d->num_workers);
   }
+  if (threadIdx.x == 0) init_block_share();
   __syncthreads();
   const lane_ids id = current_lane_ids();
   if (id.worker >= d->num_workers) return;  // config::workers is not a multiple of the block's warps

@@ -105,6 +105,8 @@ struct device_runtime_config {
 struct device_stats {
   std::uint64_t resumed = 0, batches = 0, lanes_used = 0, stolen = 0, injected = 0, parks = 0, napped_ns = 0;
   std::uint64_t inline_bulk = 0;  // bulk jobs lone tasks ran inline (device_bulk.hpp)
+  std::uint64_t inline_shared = 0;       // of those, jobs the blockmates ran (device_mbar_share.hpp)
+  std::uint64_t inline_jobs_served = 0;  // jobs served, counted once per serving warp
   std::int64_t live_roots = 0;
 };
 

@@ -41,6 +41,9 @@
 //     sleepers). Each woken warp steals half and may wake the next, so work fans out
 //     in a doubling wave. A missed token costs latency (<= 1 ms), never a task: a ring
 //     is always drained by its owner.
+//   * A warp that finds nothing, before it searches, serves a blockmate's lone task if
+//     that task hands out inline bulk jobs (device_mbar_share.hpp); a parked warp leaves
+//     its nap for it. It serves until ~20 us without a job or until it is wanted elsewhere.
 //   * Frame-pool reclaim (device_frames.hpp): when a lane found the pool dry, each warp
 //     flushes its lanes' frame caches at its next idle trip or 16th busy trip; a parked
 //     warp leaves its nap for it.
@@ -64,6 +67,7 @@
 #include "weft/detail/mailbox.hpp"
 #include "weft/detail/run.hpp"
 #include "weft/executor/device_bulk.hpp"
+#include "weft/executor/device_mbar_share.hpp"
 #include "weft/executor/device_hooks.hpp"
 #include "weft/executor/device_io.hpp"
 
@@ -381,6 +385,7 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
     if (c.st.count != 0) break;  // the poller created a root or woke a sleeper here
     if (c.id == 0 && io_inflight(d)) break;  // a request was posted: worker 0 drains, not naps
     if (detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)) break;  // bulk chunks to take
+    if (share_calls(c.id)) break;  // a blockmate's lone task hands out its inline jobs
     if (detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed) != c.st.reclaim_seen)
       break;  // a lane found the frame pool dry: flush the caches (worker_loop)
     __nanosleep(ns);
@@ -450,6 +455,7 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
   __syncwarp();  // lane 0's polls may have staged tasks: their writes before the read
   if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
   if (c.id == 0 && inflight) return nullptr;  // back round the loop: the answers are near
+  if (serve_blockmate(c.d, c.st, c.id, c.lane)) return nullptr;  // a blockmate's lone task's jobs
   if (try_begin_search(c)) {
     const bool found = steal(c, search_victims);
     end_search(c, found);
@@ -475,6 +481,8 @@ __device__ inline void publish_stats(worker_ctx& c) noexcept {
   g.parks = c.st.stats.parks;
   g.napped_ns = c.st.stats.napped_ns;
   g.inline_bulk = c.st.stats.inline_bulk;
+  g.inline_shared = c.st.stats.inline_shared;
+  g.inline_jobs_served = c.st.stats.inline_jobs_served;
 }
 
 __device__ inline void count_batch(worker_ctx& c, std::uint32_t n) noexcept {

@@ -23,6 +23,14 @@ struct bulk_job;
 // always given 32. Host: called once per chunk with lane 0 of 1 (it runs the whole warp).
 using bulk_chunk_fn = void (*)(const bulk_job& job, std::uint32_t c, std::uint32_t lane, std::uint32_t lanes);
 
+// Device, a warp of the block serving a lone task's larger inline element jobs
+// (executor/weft/executor/device_mbar_share.hpp): runs this job's share and every later
+// job of the same callable type inside one call, and returns the first job of another
+// type, or null when the warp stopped serving. `server` is its server_ctx. One call per
+// run of same-typed jobs: one call per job through run_chunk cost ~0.2-0.27 us a step
+// there (docs/benchmarks.md, twentieth session).
+using bulk_server_fn = const bulk_job* (*)(const bulk_job* job, void* server);
+
 struct bulk_job {
   bulk_chunk_fn run_chunk = nullptr;
   const void* fn = nullptr;        // the user's callable, in the awaiting frame
@@ -32,7 +40,14 @@ struct bulk_job {
   bool warps = false;              // bulk_warps: each chunk is one warp job
   bool held = false;               // the waiter is held RUNNING (action::hold): the
                                    // posting warp resumes it directly when done
-  task_header* waiter = nullptr;   // the root to wake when the last chunk finished
+  union {
+    task_header* waiter = nullptr;  // the root to wake when the last chunk finished
+    bulk_server_fn serve_server;    // a lone task's inline job instead (its copy in the
+                                    // staging area has no waiter): how servers run it.
+                                    // In a union, not a field: two more words in every
+                                    // descriptor made a chained step 0.12 us slower
+                                    // (docs/benchmarks.md, twentieth session)
+  };
 };
 
 // The largest number of chunks (and of warp jobs) one job may have.
