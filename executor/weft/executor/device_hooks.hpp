@@ -289,7 +289,7 @@ __device__ inline void device_bulk_inline_run(bulk_chunk_fn run_chunk, bulk_serv
   copy->n = n;
   copy->chunk_items = bulk_min_chunk_items;
   copy->chunks = chunks;
-  if (st.share_mates != 0 && exec::hand_to_blockmates(st, copy)) return;  // they ran it
+  if (st.share_mates != 0 && exec::hand_to_blockmates(st, copy, exec::current_lane_ids().worker)) return;  // they ran it
   st.inline_job = copy;
   __syncwarp();  // (1) the descriptor, the callable and inline_job before the helpers read them
   --st.inline_left;  // (the helpers never read these two: off their critical path)

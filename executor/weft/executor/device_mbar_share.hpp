@@ -125,12 +125,14 @@ __device__ inline std::uint32_t share_mates_of(std::uint32_t id, std::uint32_t n
   return m;
 }
 
-// The task lane at an inline job (device_bulk_inline_run): true when the servers ran it.
-__device__ __forceinline__ bool hand_to_blockmates(staging_area& st, const detail::bulk_job* copy) noexcept {
+// The task lane of worker `id` at an inline job (device_bulk_inline_run): true when the
+// servers ran it.
+__device__ __forceinline__ bool hand_to_blockmates(staging_area& st, const detail::bulk_job* copy,
+                                                   std::uint32_t id) noexcept {
   if (copy->n < share_min_items) return false;
   block_share& b = weft_block_share;
   blk_atomic<std::uint32_t> owner(b.owner), state(b.state);
-  const std::uint32_t me = threadIdx.x / WEFT_WARP_SIZE + 1;
+  const std::uint32_t me = id % worker_warps_per_block + 1;
   std::uint32_t o = owner.load(cuda::std::memory_order_relaxed);
   if (o != me) {
     if (o == 0) owner.compare_exchange_strong(o, me, cuda::std::memory_order_relaxed);
