@@ -27,7 +27,7 @@ using bulk_chunk_fn = void (*)(const bulk_job& job, std::uint32_t c, std::uint32
 // (executor/weft/executor/device_mbar_share.hpp): runs this job's share and every later
 // job of the same callable type inside one call, and returns the first job of another
 // type, or null when the warp stopped serving. `server` is its server_ctx. One call per
-// run of same-typed jobs: one call per job through run_chunk cost ~0.2-0.27 us a step
+// run of same-typed jobs: one call per job through run_chunk cost ~0.25-0.27 us a step
 // there (docs/benchmarks.md, twentieth session).
 using bulk_server_fn = const bulk_job* (*)(const bulk_job* job, void* server);
 
