@@ -41,6 +41,7 @@ weft::config bench_config(std::size_t pool, unsigned workers = 0) {
 struct bench_buffers {
   void* pp_slots = nullptr;
   unsigned long long* pp_lat = nullptr;
+  unsigned* pp_sm = nullptr;  // ping_pong_pinned: each side's SM
   float4* copy_in = nullptr;
   float4* copy_out = nullptr;
   double baseline_block_one_way_ns = 0;
@@ -229,6 +230,56 @@ WEFT_HOST_DEVICE weft::task<int> ping_pong_root(pp_slot* slots, unsigned long lo
   co_return x + y;
 }
 
+// ping_pong as the issue sets it: the two tasks on different SMs. Each pinger is pinned
+// (weft::spawn_pinned) to a worker warp in a different block, so every hop crosses
+// warps, and `away` counts the hops it ran off its home (0 expected). Each side writes
+// its SM (%smid) to sm[side] at the end, for the bench to check they differ.
+WEFT_HOST_DEVICE inline unsigned current_sm() {
+#if WEFT_DEVICE_PASS
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+#else
+  return 0;
+#endif
+}
+WEFT_HOST_DEVICE weft::task<int> pinned_pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side,
+                                               unsigned* sm) {
+  const std::uint32_t home = weft::this_worker();
+  int away = 0;
+  for (int r = 0; r < rounds; ++r) {
+    pp_slot& mine = slots[2 * r + side];
+    pp_slot& theirs = slots[2 * r + 1 - side];
+    if (side == 1) {
+      co_await mine.ev.wait();
+      lat[2 * r + side] = now_ns() - mine.sent_at;
+    }
+    theirs.sent_at = now_ns();
+    theirs.ev.set();
+    if (side == 0) {
+      co_await mine.ev.wait();
+      lat[2 * r + side] = now_ns() - mine.sent_at;
+    }
+    away += weft::this_worker() != home;
+  }
+  sm[side] = current_sm();
+  co_return away * 1000000 + rounds;
+}
+
+// Worker 1 (block 0; worker 0 also polls the host) and the second warp of the block in
+// the middle of the grid.
+WEFT_HOST_DEVICE weft::task<int> pinned_ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds,
+                                                       unsigned* sm) {
+  for (int i = 0; i < 2 * rounds; ++i) ::new (&slots[i]) pp_slot{weft::event{}, 0};
+  const std::uint32_t n = weft::worker_count();
+  const std::uint32_t far = n / 2 / 4 * 4 + 1;
+  auto a = weft::spawn_pinned(1, pinned_pinger(slots, lat, rounds, 0, sm));
+  auto b = weft::spawn_pinned(far < n ? far : n - 1, pinned_pinger(slots, lat, rounds, 1, sm));
+  const int x = co_await std::move(a);
+  const int y = co_await std::move(b);
+  co_return x + y;
+}
+
 // The floor: two blocks of one kernel bounce a flag through global memory.
 __global__ void block_ping_pong(volatile unsigned* flag, int rounds, unsigned long long* out) {
   if (threadIdx.x != 0) return;
@@ -293,6 +344,45 @@ void BM_ping_pong(benchmark::State& st) {
   report_scheduler(st, before, after, rt, timed_before);
   // ~0: the two tasks sat in one batch, on two lanes of one warp, and each found its event
   // already set (no hop went through a queue); ~1: every hop suspended and was requeued.
+  st.counters["batches_per_hop"] = double(after.batches - before.batches) / (2.0 * rounds * st.iterations());
+}
+
+void BM_ping_pong_pinned(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  const int rounds = static_cast<int>(st.range(0));
+  auto* slots = static_cast<pp_slot*>(g_buf.pp_slots);
+  unsigned long long* lat = g_buf.pp_lat;
+  std::vector<unsigned long long> host(2 * rounds), all;
+  unsigned sms[2] = {0, 0};
+  auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  const auto before = rt.device()->stats();
+  const double timed_before = g_timed_s;
+  for (auto _ : st) {
+    int got = 0;
+    st.SetIterationTime(seconds_of([&] {
+      got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n,
+                                            unsigned* sm) { return pinned_ping_pong_root(s, l, n, sm); },
+                        slots, lat, rounds, g_buf.pp_sm);
+    }));
+    if (got != 2 * rounds) st.SkipWithError("a hop ran off its pinned worker, or a wrong count");
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(sms, g_buf.pp_sm, sizeof sms, cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    if (sms[0] == sms[1]) st.SkipWithError("the two pingers ran on one SM");
+    all.insert(all.end(), host.begin() + 2, host.end());  // the first round includes start-up
+  }
+  std::sort(all.begin(), all.end());
+  st.counters["one_way_p50_ns"] = double(all[all.size() / 2]);
+  st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
+  st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
+  st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
+  st.counters["sm_a"] = sms[0];
+  st.counters["sm_b"] = sms[1];
+  const auto after = rt.device()->stats();
+  report_scheduler(st, before, after, rt, timed_before);
+  // ~0: each wait found its event set while it polled in place (no batch per hop); ~1:
+  // every hop parked the waiter and woke it through its warp's inbox.
   st.counters["batches_per_hop"] = double(after.batches - before.batches) / (2.0 * rounds * st.iterations());
 }
 
@@ -618,6 +708,7 @@ BENCHMARK(BM_suspended_per_GiB)->UseManualTime()->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_yield_many)->Args({1 << 20, 64})->Args({1 << 20, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_spawn_many)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ping_pong)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_ping_pong_pinned)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_one_task_trip)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_chained_bulk)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_dependent_decision)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
@@ -627,6 +718,7 @@ BENCHMARK(BM_dependent_decision)->UseManualTime()->Unit(benchmark::kMillisecond)
 int main(int argc, char** argv) {
   WEFT_BENCH_CHECK(cudaMalloc(&g_buf.pp_slots, sizeof(pp_slot) * 2 * max_pp_rounds));
   WEFT_BENCH_CHECK(cudaMalloc(&g_buf.pp_lat, sizeof(unsigned long long) * 2 * max_pp_rounds));
+  WEFT_BENCH_CHECK(cudaMalloc(&g_buf.pp_sm, 2 * sizeof(unsigned)));
   WEFT_BENCH_CHECK(cudaMalloc(&g_buf.copy_in, copy_bytes));
   WEFT_BENCH_CHECK(cudaMalloc(&g_buf.copy_out, copy_bytes));
   WEFT_BENCH_CHECK(cudaMemset(g_buf.copy_in, 1, copy_bytes));
@@ -642,6 +734,7 @@ int main(int argc, char** argv) {
   shared_runtime().shutdown();
   cudaFree(g_buf.pp_slots);
   cudaFree(g_buf.pp_lat);
+  cudaFree(g_buf.pp_sm);
   cudaFree(g_buf.copy_in);
   cudaFree(g_buf.copy_out);
   cudaFree(g_buf.chain_a);

@@ -86,6 +86,13 @@ struct host_executor::worker {
   std::uint32_t rng = 0;
   unsigned tick = 0;
   bool searching = false;
+  // Pinned tasks sent here by other threads (send_home): a Treiber stack through `link`,
+  // pushed with release CASes and taken whole with an acquire exchange (so the pushers'
+  // `link` writes are visible); `pinned_rest` holds what this thread took and has not
+  // run yet. `parked` pairs with the inbox like sleepers_ with the queues (park()).
+  std::atomic<task_header*> inbox{nullptr};
+  task_header* pinned_rest = nullptr;
+  std::atomic<bool> parked{false};
   std::thread thread;
 
   explicit worker(size_class_pool* pool) : cache(pool) {}
@@ -159,15 +166,30 @@ task_header* host_executor::find_work(worker& w) {
   return t;
 }
 
+// The next pinned task sent to this worker, or null.
+task_header* host_executor::take_pinned(worker& w) noexcept {
+  if (w.pinned_rest == nullptr && w.inbox.load(std::memory_order_relaxed) != nullptr)
+    w.pinned_rest = w.inbox.exchange(nullptr, std::memory_order_acquire);
+  task_header* t = w.pinned_rest;
+  if (t != nullptr) w.pinned_rest = t->link;
+  return t;
+}
+
+// The inject queue first every 61st pick, the inbox every 61st (offset) pick: neither
+// starves behind a busy LIFO slot and ring; otherwise both come after them.
 task_header* host_executor::find_local_work(worker& w) {
-  if (++w.tick % 61 == 0)
+  ++w.tick;
+  if (w.tick % 61 == 0)
     if (task_header* t = inject_.pop()) return t;
+  if (w.tick % 61 == 30)
+    if (task_header* t = take_pinned(w)) return t;
   if (task_header* t = w.lifo.exchange(nullptr, std::memory_order_acquire)) {
     if (++w.lifo_streak <= 3) return t;
     push_local(w, t);  // cap LIFO runs so a ping-pong pair cannot starve the queue
   }
   w.lifo_streak = 0;
   if (task_header* t = w.queue.pop()) return t;
+  if (task_header* t = take_pinned(w)) return t;
   return inject_.pop();
 }
 
@@ -253,28 +275,53 @@ bool host_executor::any_work_visible() const noexcept {
   return false;
 }
 
+// A pinned task only its home may run: the home parks with `parked` set, and a sender
+// that sees it (after its push and a seq_cst fence; the parker sets the flag, fences,
+// then looks at its inbox: one of them sees the other) wakes every parked thread under
+// park_m_, so the wait below, whose predicate reads the inbox under the lock, cannot
+// miss it. The others find their permits unchanged and wait again.
 void host_executor::park(worker& w) {
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with notify_one_if_needed()
-  if (any_work_visible() || stopping()) {
+  w.parked.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with notify_one_if_needed(), send_home()
+  auto pinned_waiting = [&] { return w.inbox.load(std::memory_order_seq_cst) != nullptr; };
+  if (any_work_visible() || pinned_waiting() || stopping()) {
+    w.parked.store(false, std::memory_order_relaxed);
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     std::this_thread::yield();  // work exists but searchers are at their bound
     return;
   }
   std::unique_lock lk(park_m_);
-  park_cv_.wait(lk, [&] { return permits_ > 0 || stopping(); });
-  if (permits_ > 0) {
+  park_cv_.wait(lk, [&] { return permits_ > 0 || stopping() || pinned_waiting(); });
+  if (permits_ > 0) {  // taken even when a pinned task woke us: the notifier counted us as a searcher
     --permits_;
-    w.searching = true;  // counted in searching_ by the notifier
+    w.searching = true;  // counted in searching_ by the notifier (find_work ends it at home)
   }
+  w.parked.store(false, std::memory_order_relaxed);
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void host_executor::send_home(task_header* t) noexcept {
+  worker& w = *workers_[t->home];
+  task_header* old = w.inbox.load(std::memory_order_relaxed);
+  do {
+    t->link = old;
+  } while (!w.inbox.compare_exchange_weak(old, t, std::memory_order_release, std::memory_order_relaxed));
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
+  if (w.parked.load(std::memory_order_seq_cst)) {
+    std::lock_guard lk(park_m_);
+    park_cv_.notify_all();
+  }
 }
 
 // ---------------------------------------------------------------- task hooks
 errc host_executor::submit_root(task_header* t) noexcept {
   if (stopping()) return errc::shutting_down;
   registry_.add(t);
-  if (worker* w = current_worker()) {
+  worker* here = current_worker();
+  if (t->home != detail::no_home && (here == nullptr || here->index != t->home)) {
+    send_home(t);
+  } else if (worker* w = here) {
     push_local(*w, t);
   } else {
     inject_.push(t);
@@ -428,6 +475,14 @@ std::uint32_t host_current_worker() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;
   return w ? w->index : 0;
 }
+std::uint32_t host_worker_index() noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  return w ? w->index : no_home;
+}
+std::uint32_t host_worker_count(void* sched) noexcept {
+  return static_cast<exec::host_executor*>(sched)->worker_count();
+}
+void host_send_home(task_header* t) noexcept { static_cast<exec::host_executor*>(t->sched)->send_home(t); }
 // A task driven without an executor (run_inline) has no scheduler: no timer there.
 errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept {
   if (t->sched == nullptr) return errc::backend_unavailable;  // run_inline: nobody to wake it

@@ -15,6 +15,8 @@
 // A waiter pushes its header with a CAS (release, so its `link` write is visible to
 // the setter); set() swaps in 1 (acq_rel) and wakes the list it took. Each waiter is
 // registered once and woken once, the invariant the task state word relies on.
+// On the GPU a waiter alone in its warp first polls the word in place for up to ~20 us
+// (device_hooks.hpp, await_word_in_place), which spares a cross-warp hop its wake-up.
 #pragma once
 #include <cstdint>
 
@@ -56,6 +58,11 @@ class event {
     WEFT_HOST_DEVICE bool await_ready() const noexcept { return ev->is_set(); }
     template <class P>
     WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) const noexcept {
+#if WEFT_DEVICE_PASS
+      // A task alone in its warp polls the word for a while first (device_hooks.hpp,
+      // await_word_in_place): set meanwhile, it goes on without parking.
+      if (detail::device_await_word_in_place(ev->state_, set_value)) return false;
+#endif
       detail::task_header* me = detail::promise_of(h.address()).root;
       auto w = ev->word();
       std::uint64_t old = w.load(detail::mo_acquire);

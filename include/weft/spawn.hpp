@@ -4,6 +4,7 @@
 //   int y = co_await std::move(h);                       // join (fails the joiner on error)
 //   auto r = co_await weft::try_await(std::move(h2));    // join, the error as a value
 //   co_await weft::yield();                              // let other ready tasks run
+//   auto p = weft::spawn_pinned(w, serve(q));            // runs only on worker w
 //
 // Dropping a join_handle detaches the task: it runs to completion and frees itself.
 // spawn never fails silently: a task that could not be allocated or accepted gives a
@@ -128,17 +129,23 @@ namespace detail {
 
 // Turns a task's frame into a root on `sched`. On failure the frame is destroyed and
 // the error returned in the handle.
+// `home`: the worker it is pinned to (no_home: any), checked against the executor.
 template <class T>
-WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t) noexcept {
+WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t, std::uint32_t home = no_home) noexcept {
   if (!t.valid()) return join_handle<T>(t.error());
   if (sched == nullptr) return join_handle<T>(errc::no_runtime);
+  if (home != no_home && home >= worker_count_of(sched)) {
+    destroy_frame(t.release());
+    return join_handle<T>(errc::invalid_argument);
+  }
   void* frame = t.release();
   promise_base& p = promise_of(frame);
   p.root = &p;
   p.continuation = nullptr;
   p.current = frame;
   p.sched = sched;
-  p.state = task_state::scheduled | task_state::handle;
+  p.home = home;
+  p.state = task_state::scheduled | task_state::handle | (home != no_home ? task_state::pinned : 0u);
   const errc e = submit_root(sched, &p);
   if (e != errc{}) {
     destroy_frame(frame);
@@ -163,6 +170,35 @@ struct yield_awaiter {
 template <class T>
 WEFT_HOST_DEVICE join_handle<T> spawn(task<T>&& t) noexcept {
   return detail::spawn_on(detail::current_scheduler(), std::move(t));
+}
+
+// Workers. Each worker of the runtime (a GPU warp on the cuda backend, a thread on the
+// host backend) has an index in [0, worker_count()). Outside a runtime's worker,
+// this_worker() is no_worker and worker_count() is 0.
+inline constexpr std::uint32_t no_worker = detail::no_home;
+WEFT_HOST_DEVICE inline std::uint32_t this_worker() noexcept { return detail::current_worker_index(); }
+WEFT_HOST_DEVICE inline std::uint32_t worker_count() noexcept {
+  return detail::worker_count_of(detail::current_scheduler());
+}
+
+// Starts `t` pinned to worker `worker`: every resumption of it runs there, whoever
+// wakes it (an event set on another worker, a join, a timer, a host answer). A worker
+// that finds it in its own queues hands it to the home worker's inbox, so a pinned task
+// may take one detour more per wake-up than an unpinned one. On the GPU the home warp
+// looks at its inbox whenever it runs dry, every 16th trip while busy, and on each nap
+// while parked (so a wake-up reaches a parked home within its nap, at most
+// config::park_max_ns); on the host the home thread looks after its own queue, first
+// every 61st pick, and is woken from its park for it.
+// worker >= worker_count(): the handle reports errc::invalid_argument (the task is
+// destroyed unstarted); otherwise as spawn().
+template <class T>
+WEFT_HOST_DEVICE join_handle<T> spawn_pinned(std::uint32_t worker, task<T>&& t) noexcept {
+  void* sched = detail::current_scheduler();
+  if (worker == no_worker && t.valid() && sched != nullptr) {  // never an index; keeps "any" out of reach
+    detail::destroy_frame(t.release());
+    return join_handle<T>(errc::invalid_argument);
+  }
+  return detail::spawn_on(sched, std::move(t), worker);
 }
 
 // Requeues the calling task behind the tasks that are ready now.

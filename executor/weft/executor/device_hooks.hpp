@@ -111,6 +111,108 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
   }
 }
 
+// Pushes a pinned task onto worker `home`'s inbox (device_worker::inbox says why the
+// orders suffice). Lane-wise; never fails. Its home finds it at its next idle trip,
+// its next 16th busy trip or its next nap while parked (take_inbox, park_lane0).
+__device__ inline void push_inbox(device_sched& d, std::uint32_t home, detail::task_header* t) noexcept {
+  detail::device_atomic<std::uint64_t> box(d.workers[home].inbox);
+  std::uint64_t old = box.load(detail::mo_relaxed);
+  do {
+    t->link = reinterpret_cast<detail::task_header*>(old);
+  } while (!box.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(t), detail::mo_release, detail::mo_relaxed));
+}
+
+// Lane 0 of worker `id`: moves pinned tasks from its inbox into its staging area (they
+// run in its next batch) while the area holds fewer than a batch; what is left waits
+// in device_worker::inbox_rest for the next look. Returns how many it staged. The
+// relaxed load first: an empty inbox, the common case, costs one L2 read and no RMW.
+__device__ inline std::uint32_t take_inbox_lane0(device_sched& d, staging_area& st, std::uint32_t id) noexcept {
+  detail::task_header* t = d.workers[id].inbox_rest;
+  if (t == nullptr) {
+    detail::device_atomic<std::uint64_t> box(d.workers[id].inbox);
+    if (box.load(detail::mo_relaxed) == 0) return 0;
+    t = reinterpret_cast<detail::task_header*>(box.exchange(0, detail::mo_acquire));
+  }
+  std::uint32_t n = 0;
+  while (t != nullptr && st.count < WEFT_WARP_SIZE) {
+    st.slots[st.count++] = t;
+    t = t->link;
+    ++n;
+  }
+  d.workers[id].inbox_rest = t;
+  return n;
+}
+
+// The calling lane, in its task: whether its warp has nothing else to run (its only
+// task, nothing staged, an empty ring), so that the lane may wait in place for a word
+// another warp writes rather than park (device_io.hpp: an answer from the host;
+// event::wait). Shared-memory words: a busy warp pays nothing for the look.
+__device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
+  const staging_area& st = staging_of_this_warp();
+  return st.batch_lanes == 1u << id.lane && st.count == 0 && st.ring_empty;
+}
+
+// What says whether a warp waiting in place has work besides the waiter: relaxed loads,
+// issued together with the waiter's own poll and looked at after it (busy()), so they
+// cost no latency.
+struct other_work_probe {
+  std::uint32_t stop, bulk;
+  std::uint64_t timer, queued, pinned;
+  const detail::task_header* pinned_rest;  // plain: only this warp's lane 0 writes it, between batches
+  __device__ other_work_probe(device_sched& d, const inject_ring& home, std::uint32_t worker) noexcept
+      : stop(detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed)),
+        bulk(detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)),
+        timer(detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed)),
+        queued(home.size_approx()),
+        pinned(detail::device_atomic<std::uint64_t>(d.workers[worker].inbox).load(detail::mo_relaxed)),
+        pinned_rest(d.workers[worker].inbox_rest) {}
+  __device__ bool busy(const staging_area& st) const noexcept {
+    return stop != 0 || bulk != 0 || queued != 0 || pinned != 0 || pinned_rest != nullptr || st.count != 0 ||
+           (timer != ~std::uint64_t{0} && timer <= globaltimer_ns());
+  }
+};
+
+// An event wait in place (event::wait): a task alone in its warp that would park on an
+// event polls the event's word instead, for up to word_wait_in_place_ns and only while
+// nothing else wants the warp (other_work_probe), then parks as usual. A hop between
+// two tasks on different warps then costs a store seen by a poll, not a wake-up, a
+// queue and a batch on the waiter's warp (docs/design.md). The waiter never registers
+// while it polls, so the setter has nobody to wake. The bound is the in-place IO
+// wait's (~20 us: the longest a warp is kept from other work).
+// Fairness: a wait that ends in place does not go back to the worker loop, so two tasks
+// that keep waking each other this way would keep their warps from it (their polls,
+// inboxes, the stop flag). Like tokio's coop budget, each in-place wait spends
+// word_wait_cost of the trip's inline budget (staging_area::inline_left, reset at the
+// top of each trip and shared with inline bulk jobs): after 16 in one trip the task
+// parks as usual and its warp goes round its loop. Worker 0, which polls the host,
+// never waits in place.
+inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
+inline constexpr std::uint32_t word_polls = 4;
+inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 16;
+__device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, std::uint64_t& word,
+                                           std::uint64_t want) noexcept {
+  if (id.worker == 0 || !alone_in_warp(id)) return false;
+  staging_area& budget = staging_of_this_warp();
+  if (budget.inline_left < word_wait_cost) return false;
+  budget.inline_left -= word_wait_cost;  // only this lane runs in the warp's batch (alone_in_warp)
+  const inject_ring home = inject_of(d, id.worker);
+  const staging_area& st = staging_of_this_warp();
+  detail::device_atomic<std::uint64_t> w(word);
+  const std::uint64_t start = globaltimer_ns();
+  for (;;) {
+    // The probe's loads go out first and are looked at after word_polls polls of the
+    // word alone, so a poll waits for one load, not the slowest of six.
+    const other_work_probe probe(d, home, id.worker);
+    for (std::uint32_t k = 0; k < word_polls; ++k) {
+      if (w.load(detail::mo_relaxed) == want) {
+        detail::fence_device_acquire();  // the setter's writes before its store, for the task
+        return true;
+      }
+    }
+    if (probe.busy(st) || globaltimer_ns() - start > word_wait_in_place_ns) return false;
+  }
+}
+
 // The frame pool's reclaim (device_frames.hpp): how long a lane that found the pool dry
 // waits for the other warps to flush their lanes' caches (at least; a parked warp naps
 // up to park_max_ns before it sees the request, so the wait also covers two naps), how
@@ -165,11 +267,34 @@ namespace weft::detail {
 
 __device__ inline void* device_current_scheduler() noexcept { return exec::g_device_sched; }
 
+__device__ inline std::uint32_t device_worker_index() noexcept {
+  if (exec::g_device_sched == nullptr) return no_home;  // a run_inline kernel
+  return exec::current_lane_ids().worker;
+}
+__device__ inline std::uint32_t device_worker_count(void* sched) noexcept {
+  return static_cast<exec::device_sched*>(sched)->num_workers;
+}
+// Out of line: rare, and kept out of the resume path's registers (run_and_settle).
+__device__ inline __attribute__((noinline)) void device_send_home(task_header* t) noexcept {
+  auto* d = static_cast<exec::device_sched*>(t->sched);
+  exec::push_inbox(*d, t->home, t);
+}
+
+// event::wait's in-place wait (exec::await_word_in_place); false outside the worker kernel.
+__device__ inline bool device_await_word_in_place(std::uint64_t& word, std::uint64_t want) noexcept {
+  exec::device_sched* d = exec::g_device_sched;
+  return d != nullptr && exec::await_word_in_place(*d, exec::current_lane_ids(), word, want);
+}
+
 __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {
   auto* d = static_cast<exec::device_sched*>(sched);
   const exec::lane_ids id = exec::current_lane_ids();
   if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
-  if (!exec::enqueue_from_lane(*d, id, t, /*may_fail=*/true)) return errc::queue_full;
+  if (t->home != no_home && t->home != id.worker) {
+    exec::push_inbox(*d, t->home, t);  // pinned elsewhere: never full
+  } else if (!exec::enqueue_from_lane(*d, id, t, /*may_fail=*/true)) {
+    return errc::queue_full;
+  }
   cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(d->workers[id.worker].stats.spawned)
       .fetch_add(1, cuda::std::memory_order_relaxed);
   return errc{};

@@ -289,12 +289,8 @@ __device__ inline detail::task_header* await_answers(device_sched& d, std::uint3
 inline constexpr std::uint32_t in_place_polls = 16;
 inline constexpr std::uint32_t in_place_batch = 2;
 
-// The calling lane, in its task, before it posts: whether its warp has nothing else to
-// run (above). Shared-memory words: a busy warp pays nothing for the look.
-__device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
-  const staging_area& st = staging_of_this_warp();
-  return st.batch_lanes == 1u << id.lane && st.count == 0 && st.ring_empty;
-}
+// alone_in_warp and other_work_probe, which decide whether a lane may wait in place,
+// are in device_hooks.hpp (event::wait uses them too).
 
 // The lane alone in its warp, before its post to m: tries to take m's drain duty, and
 // returns the drain word it found (drain_held clear: the duty is this lane's, and the
@@ -309,22 +305,6 @@ __device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
 __device__ inline std::uint64_t begin_take_drain(detail::mailbox& m) noexcept {
   return detail::device_atomic<std::uint64_t>(m.drain).fetch_or(detail::drain_held, detail::mo_relaxed);
 }
-
-// What says whether this warp has work besides the waiter: relaxed loads, issued
-// before a poll's PCIe read and looked at after it (busy()), so they cost no latency.
-struct other_work_probe {
-  std::uint32_t stop, bulk;
-  std::uint64_t timer, queued;
-  __device__ other_work_probe(device_sched& d, const inject_ring& home) noexcept
-      : stop(detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed)),
-        bulk(detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)),
-        timer(detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed)),
-        queued(home.size_approx()) {}
-  __device__ bool busy(const staging_area& st) const noexcept {
-    return stop != 0 || bulk != 0 || queued != 0 || st.count != 0 ||
-           (timer != ~std::uint64_t{0} && timer <= globaltimer_ns());
-  }
-};
 
 // The first read's timing. A read goes out at once after the post and is served behind
 // the post's own writes; when the reactor has not answered by then, the answer costs a
@@ -370,7 +350,7 @@ __device__ inline bool await_in_place(device_sched& d, detail::mailbox& m, detai
     wait_cycles(st.in_place_delay);  // see in_place_delay_step
     bool first_read_empty = false;  // the first read came back before any answer
     for (std::uint32_t poll = 0; poll < in_place_polls && !done; ++poll) {
-      const other_work_probe probe(d, home);
+      const other_work_probe probe(d, home, id.worker);
       const std::uint32_t got = detail::mailbox_drain_until_own(m, &next, own, in_place_batch, &done, &read_inline, queue);
       if (poll == 0) first_read_empty = got == 0;
       if (poll == 0 && done)  // the first read found it: a little earlier next time

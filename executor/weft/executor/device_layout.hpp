@@ -208,6 +208,17 @@ struct alignas(128) device_worker {
   local_queue ring;  // owner: this warp; thieves: others
   std::uint32_t rng;
   worker_stats stats;
+  // Pinned tasks sent to this warp by others (device_hooks.hpp, send_home): a Treiber
+  // stack of task_header* through `link`, as a 64-bit word (device scope). Any lane
+  // pushes with a release CAS; lane 0 of this warp takes it whole with an acquire
+  // exchange (take_inbox), which makes every pusher's `link` write visible (each CAS is
+  // an RMW, so it continues the release sequences of those before it). Take-all has no
+  // ABA: a push's CAS succeeds only if the head is still what its `link` names.
+  std::uint64_t inbox;
+  // What lane 0 of this warp took from the inbox and has not staged yet (take_inbox_lane0;
+  // plain accesses, lane 0 only). Here rather than in the staging area: 8 more bytes of
+  // shared memory per warp went with a slower spawn_many in one build (not measured apart).
+  detail::task_header* inbox_rest;
 };
 
 // The whole device executor. Lives in device memory; the host keeps a mirror of

@@ -25,9 +25,10 @@
 //           members) and arrives at `done` once per warp, after a __syncwarp orders its
 //           lanes' writes. After each failed wait (~4 us) it looks at the reasons to
 //           leave, and leaves by CAS (only while not busy) after share_idle_ns without a
-//           job or when wanted elsewhere (its staging area, its inject shard, the bulk
-//           board, a frame-pool reclaim, the stop flag); the last one out, or one that
-//           left for want of jobs, frees `owner` (a CAS: it stays a hint, see below).
+//           job or when wanted elsewhere (its staging area, its inject shard, its
+//           inbox of pinned tasks, the bulk board, a frame-pool reclaim, the stop
+//           flag); the last one out, or one that left for want of jobs, frees `owner`
+//           (a CAS: it stays a hint, see below).
 // Invariants: a server's bit is in `state` from its join until its leave, and neither
 // happens while busy, so the member set of a job is fixed from the owner's CAS to its
 // reset. Only a CAS from not-busy to busy publishes, so at most one job is in flight
@@ -165,7 +166,8 @@ __device__ inline bool share_wanted_elsewhere(device_sched& d, const staging_are
   inject_shard& home = d.inject[id % d.num_inject];
   const std::uint64_t tail = detail::device_atomic<std::uint64_t>(home.tail).load(detail::mo_relaxed);
   const std::uint64_t head = detail::device_atomic<std::uint64_t>(home.head).load(detail::mo_relaxed);
-  return detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed) != 0 ||
+  const std::uint64_t pinned = detail::device_atomic<std::uint64_t>(d.workers[id].inbox).load(detail::mo_relaxed);
+  return pinned != 0 || detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed) != 0 ||
          detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed) != 0 ||
          detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed) != st.reclaim_seen ||
          st.count != 0 || tail > head;

@@ -47,6 +47,9 @@
 //   * Frame-pool reclaim (device_frames.hpp): when a lane found the pool dry, each warp
 //     flushes its lanes' frame caches at its next idle trip or 16th busy trip; a parked
 //     warp leaves its nap for it.
+//   * Pinned tasks (weft::spawn_pinned): another warp that takes one hands it to its
+//     home's inbox (device_worker::inbox). A warp stages its inbox's tasks at the top of
+//     find_work, every 16th busy trip, and leaves its nap for them.
 //   * Worker 0 also polls the host: the stop flag and the submission ring (pinned
 //     memory, system scope), every 16th trip and on every nap while parked.
 //   * The reactor's completion rings (device_io.hpp): worker 0 after every 4th batch,
@@ -386,6 +389,7 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
     if (c.id == 0 && io_inflight(d)) break;  // a request was posted: worker 0 drains, not naps
     if (detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)) break;  // bulk chunks to take
     if (share_calls(c.id)) break;  // a blockmate's lone task hands out its inline jobs
+    if (detail::device_atomic<std::uint64_t>(c.w.inbox).load(detail::mo_relaxed) != 0) break;  // pinned here
     if (detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed) != c.st.reclaim_seen)
       break;  // a lane found the frame pool dry: flush the caches (worker_loop)
     __nanosleep(ns);
@@ -397,6 +401,17 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   ++c.st.stats.parks;
   c.st.stats.napped_ns += slept;
   return woke;
+}
+
+// Stages pinned tasks from this warp's inbox (take_inbox_lane0); true, in every lane,
+// when it staged any.
+__device__ inline bool take_inbox(worker_ctx& c) noexcept {
+  __syncwarp();  // the lanes' staging writes of the last batch before lane 0 reads the count
+  std::uint32_t n = 0;
+  if (c.lane == 0) n = take_inbox_lane0(c.d, c.st, c.id);
+  n = __shfl_sync(full_mask, n, 0);
+  __syncwarp();  // lane 0's staging writes before any lane reads them
+  return n != 0;
 }
 
 // Whether the warp's staging area or ring holds tasks (lane 0's view, broadcast).
@@ -433,6 +448,7 @@ __device__ inline std::uint32_t batch_size(detail::task_header* t) noexcept {
 // full scan would take longer than a park.
 inline constexpr std::uint32_t search_victims = 128;
 __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n) noexcept {
+  if (take_inbox(c)) return nullptr;  // pinned tasks only this warp may run: the next gather
   // The mailboxes first: an answer's task runs in this warp at once.
   bool inflight = false;
   detail::task_header* t = poll_mailboxes(c.d, c.lane, /*run_here=*/true, &inflight);
@@ -567,6 +583,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       if ((trip & 255) == 0) publish_stats(c);
       flush_caches_if_asked(d, c.st, id, lane);  // a busy warp within 16 batches, too
       if (stopping(c)) break;  // a busy warp still stops within 16 batches
+      take_inbox(c);           // and runs its pinned tasks within 16 batches
     }
     // Bulk chunks first (tasks await them): every 4th trip while busy (the board word
     // is one more L2 load per batch), every trip after an empty one.

@@ -10,6 +10,9 @@
 //   * at most half the workers search (steal) at once; the rest park on a condition
 //     variable. A wake-up is sent only when nobody is searching, and the last searcher
 //     to find work wakes the next one, so bursts do not wake every thread.
+//   * a pinned task (weft::spawn_pinned) runs only on its home worker: any other worker
+//     that takes it pushes it onto the home's inbox (send_home), which the home drains
+//     after its ring, and every 61st pick first; a parked home is woken for it.
 //   * every live root task is in a registry so that shutdown can destroy it.
 //   * sleep_for: a timer heap (min-heap on deadline, then arrival order) guarded by a
 //     mutex and serviced by one timer thread, started on the first sleep. The thread
@@ -136,6 +139,9 @@ class host_executor {
 
   errc submit_root(detail::task_header* t) noexcept;
   void schedule(detail::task_header* t) noexcept;
+  // Pushes a SCHEDULED pinned task onto its home worker's inbox and wakes the home if it
+  // is parked (park() says why nothing is lost).
+  void send_home(detail::task_header* t) noexcept;
   void destroy_root(detail::task_header* t) noexcept;
   void destroy_incomplete_roots() noexcept;  // shutdown step 5
   // Wakes `t` (parked, or RUNNING on its way to parking) at or after `deadline_ns`
@@ -163,6 +169,7 @@ class host_executor {
   void worker_main(worker& w);
   detail::task_header* find_work(worker& w);
   detail::task_header* find_local_work(worker& w);
+  detail::task_header* take_pinned(worker& w) noexcept;
   detail::task_header* search(worker& w);
   void run_one(worker& w, detail::task_header* t);
   void push_local(worker& w, detail::task_header* t);

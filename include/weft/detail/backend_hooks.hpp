@@ -27,6 +27,9 @@ std::uint64_t host_now_ns() noexcept;
 errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept;
 io_link* host_current_io() noexcept;
 std::uint32_t host_current_worker() noexcept;
+std::uint32_t host_worker_index() noexcept;  // no_home outside a worker thread
+std::uint32_t host_worker_count(void* sched) noexcept;
+void host_send_home(task_header* t) noexcept;
 
 }  // namespace weft::detail
 
@@ -61,6 +64,36 @@ WEFT_HOST_DEVICE inline void schedule(task_header* t) noexcept {
   device_schedule(t);
 #else
   host_schedule(t);
+#endif
+}
+
+// The index of the worker running the caller (a GPU warp, or a host worker thread), or
+// no_home outside a runtime's workers.
+WEFT_HOST_DEVICE inline std::uint32_t current_worker_index() noexcept {
+#if WEFT_DEVICE_PASS
+  return device_worker_index();
+#else
+  return host_worker_index();
+#endif
+}
+
+// How many workers `sched` has (0 for no scheduler).
+WEFT_HOST_DEVICE inline std::uint32_t worker_count_of(void* sched) noexcept {
+  if (sched == nullptr) return 0;
+#if WEFT_DEVICE_PASS
+  return device_worker_count(sched);
+#else
+  return host_worker_count(sched);
+#endif
+}
+
+// Hands a SCHEDULED pinned task to its home worker's inbox (task_header.hpp, "Pinned
+// tasks"). Never fails: the inbox is an intrusive list through `link`.
+WEFT_HOST_DEVICE inline void send_home(task_header* t) noexcept {
+#if WEFT_DEVICE_PASS
+  device_send_home(t);
+#else
+  host_send_home(t);
 #endif
 }
 

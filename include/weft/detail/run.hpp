@@ -99,8 +99,15 @@ WEFT_HOST_DEVICE inline bool wake_needs_queue(task_header* t) noexcept {
   return (state_of(t).fetch_or(task_state::scheduled, mo_acq_rel) & task_state::running) == 0;
 }
 
+// A pinned task goes straight to its home's inbox, unless the waker is its home.
+WEFT_HOST_DEVICE inline void schedule_woken(task_header* t, std::uint32_t old_state) noexcept {
+  if ((old_state & task_state::pinned) && t->home != current_worker_index()) send_home(t);
+  else schedule(t);
+}
+
 WEFT_HOST_DEVICE inline void wake(task_header* t) noexcept {
-  if (wake_needs_queue(t)) schedule(t);
+  const std::uint32_t old = state_of(t).fetch_or(task_state::scheduled, mo_acq_rel);
+  if ((old & task_state::running) == 0) schedule_woken(t, old);
 }
 
 // wake() for a waker that shares everything with the task already: the task parked on
@@ -108,8 +115,8 @@ WEFT_HOST_DEVICE inline void wake(task_header* t) noexcept {
 // that warp (ordered by __syncwarp). Relaxed: no acquire, so the SM's L1 stays valid
 // for the task's next resume. The device's private bulk jobs use it.
 WEFT_HOST_DEVICE inline void wake_from_own_warp(task_header* t) noexcept {
-  if ((state_of(t).fetch_or(task_state::scheduled, WEFT_DEVICE_PASS ? mo_relaxed : mo_acq_rel) & task_state::running) == 0)
-    schedule(t);
+  const std::uint32_t old = state_of(t).fetch_or(task_state::scheduled, WEFT_DEVICE_PASS ? mo_relaxed : mo_acq_rel);
+  if ((old & task_state::running) == 0) schedule_woken(t, old);
 }
 
 // Wakes a parked task so that it unwinds with `e` instead of resuming. The write to
@@ -148,8 +155,20 @@ WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
 // `held`: the task asked to be held (action::hold) and is still RUNNING; whoever took
 // the work it handed over resumes it with `still_running` (no begin_run).
 enum class after_run : std::uint8_t { idle, requeue_now, requeue_back, finished, held };
+// A pinned task taken by a worker other than its home is handed on (send_home) and not
+// run: `idle` (the worker has nothing to requeue). The look comes after begin_run, like
+// the resume's own loads of the header (measured on an H200, twenty-first session), and
+// handing on undoes begin_run with end_run_yielded's RMW: nothing can wake the task
+// meanwhile, since it is not parked (the invariant in task_header.hpp). A held task
+// (still RUNNING) that a full staging area spilled to another warp is handed on the
+// same way; its home then resumes it through begin_run like any queued task.
 WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t, bool still_running = false) noexcept {
   if (!still_running) begin_run(t);
+  if (t->home != no_home && t->home != current_worker_index()) {  // also a held task that travelled
+    end_run_yielded(t);  // RUNNING -> SCHEDULED again: it is queued (in the inbox) once more
+    send_home(t);
+    return after_run::idle;
+  }
   switch (run_task(t)) {
     case run_result::parked: return end_run_parked(t) ? after_run::requeue_now : after_run::idle;
     case run_result::yielded: end_run_yielded(t); return after_run::requeue_back;

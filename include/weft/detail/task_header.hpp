@@ -41,6 +41,9 @@
 //   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
 //   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
 //                Without it, completion with an error makes the joiner unwind.
+//   PINNED       set at spawn and never changed: `home` names the only worker that may
+//                resume the task. The wake RMW returns it, so a waker learns that it must
+//                send the task home without loading the header (see "Pinned tasks").
 //   DOOMED       set only by shutdown, on a root it destroys without completing it
 //                (host_executor.hpp step 5; device_program.hpp, above weft_teardown_scan).
 // (A host thread never waits on a root's state word: runtime::spawn and block_on wrap the
@@ -55,6 +58,18 @@
 // xor(RUNNING|SCHEDULED); end_run_parked and(~RUNNING) (SCHEDULED in the old value:
 // requeue); wake or(SCHEDULED) (RUNNING in the old value: its worker requeues it);
 // complete xor(RUNNING|COMPLETED).
+//
+// Pinned tasks (weft::spawn_pinned): `home` names the one worker that may resume the
+// task; no_home (every other task) lets any worker run it. It is written before the
+// task is first published and never changes, so whoever reads it has already acquired
+// the header through the queue that handed the task over. A pinned task still travels
+// the ordinary queues (a waker's LIFO slot, a ring thieves take from, the inject
+// queue); any worker that takes it there and is not its home hands it on to the home's
+// inbox instead of resuming it (run_and_settle, send_home): the task stays SCHEDULED,
+// moved from one queue to another. A wake-up (wake) sends it home at once: the PINNED
+// bit in the old value its RMW returns says so, and an unpinned task costs the waker
+// nothing more. (Into the waker's own queue, a woken partner would make the waker look
+// busy to event::wait's in-place wait on the GPU, and both would then park every hop.)
 //
 // Memory orders: every transition is a read-modify-write on the state word with
 // acq_rel, so the writes a task made before it parked or completed (its result, the
@@ -84,6 +99,9 @@ enum class action : std::uint8_t {
                 // wake it, so no state transition is needed on either side
 };
 
+// task_header::home of a task that any worker may run.
+inline constexpr std::uint32_t no_home = ~0u;
+
 namespace task_state {
 inline constexpr std::uint32_t scheduled = 1u << 0;
 inline constexpr std::uint32_t running = 1u << 1;
@@ -92,8 +110,14 @@ inline constexpr std::uint32_t completed = 1u << 3;
 inline constexpr std::uint32_t handle = 1u << 4;
 inline constexpr std::uint32_t awaiter = 1u << 5;
 inline constexpr std::uint32_t awaiter_catches = 1u << 6;
+inline constexpr std::uint32_t pinned = 1u << 7;  // constant: home != no_home (see "Pinned tasks")
 }  // namespace task_state
 
+// Layout: `home` went into the padding at the end (the header stays one 64-byte
+// granule). A layout that moved `home` and `failure` next to `current`, so that a
+// worker's look at `home` would share the resume's first sector, made yield_many 16 %
+// and spawn_many 17 % slower on an H200, for a reason not found (docs/benchmarks.md,
+// twenty-first session); this one measured yield_many 6 % faster than before pinning.
 struct task_header {
   void* current = nullptr;          // innermost frame of the chain: resumed next
   task_header* link = nullptr;      // intrusive link: inject queue, wait list, ready stack
@@ -103,8 +127,10 @@ struct task_header {
   task_header* reg_next = nullptr;
   std::uint32_t state = 0;          // see the table above; accessed with device_atomic
   errc failure{};                   // a pending error: set, the driver unwinds before resuming
+  std::uint32_t home = no_home;     // the only worker that may resume it (pinned), or no_home
   action act = action::none;        // written by the suspending awaiter, read by the driver
 };
+static_assert(sizeof(task_header) == 64, "a root's header is one 64-byte granule");
 
 struct promise_base : task_header {
   void* continuation = nullptr;  // the frame awaiting this one; null for a root

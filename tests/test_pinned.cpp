@@ -1,0 +1,246 @@
+// Pinned tasks (weft::spawn_pinned) and the worker queries, written once for both
+// backends (WEFT_BACKEND picks one; ctest sets host, scripts/gpu-check runs cuda).
+// Every check that runs inside a task reports through the root's return value.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "support.hpp"
+
+namespace {
+
+weft::config pinned_config() {
+  weft::config c;  // kind = automatic: WEFT_BACKEND decides
+  c.workers = 4;   // host threads; on the GPU, warps: one block (8 under compute-sanitizer, two
+  if (std::getenv("WEFT_TEST_SMALL") != nullptr) c.workers = 8;  // blocks, as the other tests use)
+  return c;
+}
+
+WEFT_HOST_DEVICE weft::task<int> add(int a, int b) { co_return a + b; }
+
+// Sets `ev` after a few yields: wherever the scheduler runs it.
+WEFT_HOST_DEVICE weft::task<void> set_later(weft::event& ev, int yields) {
+  for (int i = 0; i < yields; ++i) co_await weft::yield();
+  ev.set();
+}
+
+// Counts the resumption points at which the task found itself off its home worker:
+// after its start, yields, an event set by an unpinned task, a join and a sleep.
+WEFT_HOST_DEVICE weft::task<int> stays_home(std::uint32_t home, int rounds) {
+  int away = weft::this_worker() != home;
+  for (int r = 0; r < rounds; ++r) {
+    co_await weft::yield();
+    away += weft::this_worker() != home;
+    weft::event ev;
+    auto setter = weft::spawn(set_later(ev, r % 4));
+    co_await ev.wait();
+    away += weft::this_worker() != home;
+    co_await std::move(setter);
+    away += weft::this_worker() != home;
+    away += co_await add(0, 0);
+    if (r % 8 == 0) {
+      co_await weft::sleep_for(1000);
+      away += weft::this_worker() != home;
+    }
+  }
+  co_return away;
+}
+
+WEFT_HOST_DEVICE weft::task<int> yield_twice_at_home(std::uint32_t home) {
+  co_await weft::yield();
+  co_await weft::yield();
+  co_return weft::this_worker() == home ? 1 : 0;
+}
+
+// Side 0 sets event 2r+1 and waits on 2r; side 1 the other way round. Returns the number
+// of hops it ran away from its home (0 expected) times 1,000,000 plus its rounds.
+WEFT_HOST_DEVICE weft::task<int> pinned_pinger(weft::event* evs, int rounds, int side, std::uint32_t home) {
+  int away = 0;
+  for (int r = 0; r < rounds; ++r) {
+    if (side == 1) co_await evs[2 * r + 1].wait();
+    away += weft::this_worker() != home;
+    evs[2 * r + 1 - side].set();
+    if (side == 0) co_await evs[2 * r].wait();
+    away += weft::this_worker() != home;
+  }
+  co_return away * 1000000 + rounds;
+}
+
+// Hands a token back and forth with its partner until flag[0] is set (or max_rounds
+// pass); returns the rounds it ran, or -1 when it gave up. Side 0 alone reads the flag
+// and tells side 1 through flag[1] (written before the set that side 1 waits for).
+WEFT_HOST_DEVICE weft::task<int> ping_until(weft::event* evs, int max_rounds, int side, int* flag) {
+  for (int r = 0; r < max_rounds; ++r) {
+    bool stop = false;
+    if (side == 1) {
+      co_await evs[2 * r + 1].wait();
+      stop = flag[1] != 0;
+    } else {
+      stop = weft::detail::device_atomic<int>(flag[0]).load(weft::detail::mo_acquire) != 0;
+      flag[1] = stop ? 1 : 0;
+    }
+    evs[2 * r + 1 - side].set();
+    if (side == 0) co_await evs[2 * r].wait();
+    if (stop) co_return r + 1;
+  }
+  co_return -1;
+}
+
+WEFT_HOST_DEVICE weft::task<void> raise_flag(int* flag) {
+  weft::detail::device_atomic<int>(*flag).store(1, weft::detail::mo_release);
+  co_return;
+}
+
+WEFT_HOST_DEVICE weft::task<void> yield_forever() {
+  for (;;) co_await weft::yield();
+}
+
+WEFT_HOST_DEVICE weft::task<int> parked_forever(weft::event& never) {
+  co_await never.wait();
+  co_return 1;
+}
+
+}  // namespace
+
+TEST_CASE("this_worker and worker_count name the worker that runs the task", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    const std::uint32_t n = weft::worker_count();
+    const std::uint32_t me = weft::this_worker();
+    co_return (n > 0 && me < n) ? static_cast<int>(n) : -1;
+  };
+  const int n = rt.block_on(root);
+  REQUIRE(n >= 4);
+  REQUIRE(weft::this_worker() == weft::no_worker);  // the host's main thread is no worker
+}
+
+TEST_CASE("a pinned task resumes only on its worker, whoever wakes it", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE(int rounds) -> weft::task<int> {
+    const std::uint32_t n = weft::worker_count();
+    const std::uint32_t homes[4] = {0, n - 1, n / 2, 1 % n};
+    weft::join_handle<int> hs[4];
+    for (int i = 0; i < 4; ++i) hs[i] = weft::spawn_pinned(homes[i], stays_home(homes[i], rounds));
+    int away = 0;
+    for (int i = 0; i < 4; ++i) {
+      auto r = co_await weft::try_await(std::move(hs[i]));
+      away += r ? *r : 1000;
+    }
+    co_return away;
+  };
+  REQUIRE(rt.block_on(root, 40) == 0);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+}
+
+TEST_CASE("thousands of tasks pinned to one worker all complete there", "[runtime][pinned][stress]") {
+  weft::runtime rt(pinned_config());
+  const int tasks = std::getenv("WEFT_TEST_SMALL") != nullptr ? 500 : 5000;
+  auto root = [] WEFT_HOST_DEVICE(int n) -> weft::task<int> {
+    const std::uint32_t home = weft::worker_count() - 1;
+    weft::join_handle<int> hs[5000];
+    for (int i = 0; i < n; ++i) hs[i] = weft::spawn_pinned(home, yield_twice_at_home(home));
+    int at_home = 0;
+    for (int i = 0; i < n; ++i) {
+      auto r = co_await weft::try_await(std::move(hs[i]));
+      at_home += r ? *r : 0;
+    }
+    co_return at_home;
+  };
+  REQUIRE(rt.block_on(root, tasks) == tasks);
+}
+
+TEST_CASE("spawn_pinned to a worker that does not exist fails the handle with invalid_argument", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    const std::uint32_t n = weft::worker_count();
+    auto past_end = weft::spawn_pinned(n, add(1, 2));
+    auto none = weft::spawn_pinned(weft::no_worker, add(1, 2));
+    int bad = 0;
+    bad += !past_end.valid() && past_end.error() == weft::errc::invalid_argument;
+    auto r = co_await weft::try_await(std::move(none));
+    bad += !r && r.error() == weft::errc::invalid_argument;
+    // The runtime goes on: a good spawn_pinned still runs.
+    const int three = co_await weft::spawn_pinned(n - 1, add(1, 2));
+    co_return bad * 10 + three;
+  };
+  REQUIRE(rt.block_on(root) == 23);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+}
+
+TEST_CASE("two tasks pinned to different workers hand a token back and forth through events", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE(int rounds) -> weft::task<int> {
+    weft::event evs[2 * 1000];
+    const std::uint32_t n = weft::worker_count();
+    const std::uint32_t a_home = 1 % n, b_home = n - 1;
+    auto a = weft::spawn_pinned(a_home, pinned_pinger(evs, rounds, 0, a_home));
+    auto b = weft::spawn_pinned(b_home, pinned_pinger(evs, rounds, 1, b_home));
+    const int x = co_await std::move(a);
+    const int y = co_await std::move(b);
+    co_return x + y;
+  };
+  REQUIRE(rt.block_on(root, 1000) == 2000);  // no hop ran away from home
+}
+
+TEST_CASE("destroying the runtime with pinned tasks suspended destroys their frames", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    weft::event never;
+    const std::uint32_t n = weft::worker_count();
+    for (std::uint32_t i = 0; i < 32; ++i) weft::spawn_pinned(i % n, parked_forever(never)).detach();
+    co_return co_await parked_forever(never);
+  };
+  auto h = rt.spawn(root);
+  for (int i = 0; i < 200 && rt.live_tasks() < 33; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(rt.live_tasks() >= 33);
+  rt.shutdown();
+  auto r = h.try_get();
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
+
+TEST_CASE("a task pinned to a warp whose tasks keep waking each other in place still runs", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE(int max_rounds) -> weft::task<int> {
+    weft::event evs[2 * 4000];
+    int flag[2] = {0, 0};
+    const std::uint32_t n = weft::worker_count();
+    const std::uint32_t a_home = 1 % n, b_home = n - 1;
+    auto a = weft::spawn_pinned(a_home, ping_until(evs, max_rounds, 0, flag));
+    auto b = weft::spawn_pinned(b_home, ping_until(evs, max_rounds, 1, flag));
+    co_await weft::yield();
+    // Pinned to a's warp: it runs only when that warp goes round its loop.
+    co_await weft::spawn_pinned(a_home, raise_flag(&flag[0]));
+    const int x = co_await std::move(a);
+    const int y = co_await std::move(b);
+    co_return (x > 0 && y > 0) ? 1 : 0;
+  };
+  REQUIRE(rt.block_on(root, 4000) == 1);
+}
+
+TEST_CASE("shutdown destroys pinned tasks still queued for their workers", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    const std::uint32_t n = weft::worker_count();
+    for (std::uint32_t i = 0; i < 64; ++i) weft::spawn_pinned(i % n, yield_forever()).detach();
+    for (;;) co_await weft::yield();
+    co_return 0;
+  };
+  auto h = rt.spawn(root);
+  for (int i = 0; i < 200 && rt.live_tasks() < 65; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(rt.live_tasks() >= 65);
+  rt.shutdown();
+  REQUIRE(h.try_get().error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
+
+TEST_CASE("outside a runtime there are no workers, and spawn_pinned reports no_runtime", "[runtime][pinned]") {
+  REQUIRE(weft::worker_count() == 0);
+  REQUIRE(weft::this_worker() == weft::no_worker);
+  auto h = weft::spawn_pinned(0, add(1, 2));
+  REQUIRE_FALSE(h.valid());
+  REQUIRE(h.error() == weft::errc::no_runtime);
+}
