@@ -182,9 +182,10 @@ WEFT_HOST_DEVICE inline std::uint32_t worker_count() noexcept {
 }
 
 // Starts `t` pinned to worker `worker`: every resumption of it runs there, whoever
-// wakes it (an event set on another worker, a join, a timer, a host answer). A worker
-// that finds it in its own queues hands it to the home worker's inbox, so a pinned task
-// may take one detour more per wake-up than an unpinned one. On the GPU the home warp
+// wakes it (an event set on another worker, a join, a timer, a host answer). A wake-up
+// sends it to the home worker's inbox; a worker that finds it in its own queues anyway
+// (a thief that took it after a yield, a host answer delivered elsewhere) hands it on
+// there, one detour more than an unpinned task would take. On the GPU the home warp
 // looks at its inbox whenever it runs dry, every 16th trip while busy, and on each nap
 // while parked (so a wake-up reaches a parked home within its nap, at most
 // config::park_max_ns); on the host the home thread looks after its own queue, first
