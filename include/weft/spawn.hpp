@@ -129,15 +129,11 @@ namespace detail {
 
 // Turns a task's frame into a root on `sched`. On failure the frame is destroyed and
 // the error returned in the handle.
-// `home`: the worker it is pinned to (no_home: any), checked against the executor.
+// `home`: the worker it is pinned to (no_home: any; spawn_pinned checked it).
 template <class T>
 WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t, std::uint32_t home = no_home) noexcept {
   if (!t.valid()) return join_handle<T>(t.error());
   if (sched == nullptr) return join_handle<T>(errc::no_runtime);
-  if (home != no_home && home >= worker_count_of(sched)) {
-    destroy_frame(t.release());
-    return join_handle<T>(errc::invalid_argument);
-  }
   void* frame = t.release();
   promise_base& p = promise_of(frame);
   p.root = &p;
@@ -195,7 +191,7 @@ WEFT_HOST_DEVICE inline std::uint32_t worker_count() noexcept {
 template <class T>
 WEFT_HOST_DEVICE join_handle<T> spawn_pinned(std::uint32_t worker, task<T>&& t) noexcept {
   void* sched = detail::current_scheduler();
-  if (worker == no_worker && t.valid() && sched != nullptr) {  // never an index; keeps "any" out of reach
+  if (t.valid() && sched != nullptr && worker >= detail::worker_count_of(sched)) {  // no_worker too
     detail::destroy_frame(t.release());
     return join_handle<T>(errc::invalid_argument);
   }
