@@ -197,6 +197,43 @@ struct pp_slot {
   unsigned long long sent_at;
 };
 
+// Side 0 sets slot 2r+1 and waits on 2r; side 1 waits on 2r+1 and sets 2r. Each wait
+// records now - sent_at: one-way latency from set() to the waiter running again.
+// The scheduler puts a woken task in its waker's warp, so both pingers end up as two
+// lanes of one warp, where they usually run on in one batch: a wait finds its event set
+// and does not suspend (batches_per_hop ~ 0). What this measures is that hand-over, not
+// a hop between SMs (docs/benchmarks.md, eleventh session).
+WEFT_HOST_DEVICE weft::task<int> pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side) {
+  for (int r = 0; r < rounds; ++r) {
+    pp_slot& mine = slots[2 * r + side];
+    pp_slot& theirs = slots[2 * r + 1 - side];
+    if (side == 1) {
+      co_await mine.ev.wait();
+      lat[2 * r + side] = now_ns() - mine.sent_at;
+    }
+    theirs.sent_at = now_ns();
+    theirs.ev.set();
+    if (side == 0) {
+      co_await mine.ev.wait();
+      lat[2 * r + side] = now_ns() - mine.sent_at;
+    }
+  }
+  co_return rounds;
+}
+
+WEFT_HOST_DEVICE weft::task<int> ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds) {
+  for (int i = 0; i < 2 * rounds; ++i) ::new (&slots[i]) pp_slot{weft::event{}, 0};
+  auto a = weft::spawn(pinger(slots, lat, rounds, 0));
+  auto b = weft::spawn(pinger(slots, lat, rounds, 1));
+  const int x = co_await std::move(a);
+  const int y = co_await std::move(b);
+  co_return x + y;
+}
+
+// ping_pong as the issue sets it: the two tasks on different SMs. Each pinger is pinned
+// (weft::spawn_pinned) to a worker warp in a different block, so every hop crosses
+// warps, and `away` counts the hops it ran off its home (0 expected). Each side writes
+// its SM (%smid) to sm[side] at the end, for the bench to check they differ.
 WEFT_HOST_DEVICE inline unsigned current_sm() {
 #if WEFT_DEVICE_PASS
   unsigned s;
@@ -206,18 +243,8 @@ WEFT_HOST_DEVICE inline unsigned current_sm() {
   return 0;
 #endif
 }
-
-// Side 0 sets slot 2r+1 and waits on 2r; side 1 waits on 2r+1 and sets 2r. Each wait
-// records now - sent_at: one-way latency from set() to the waiter running again.
-// Unpinned (sm == nullptr, ping_pong): the scheduler puts a woken task in its waker's
-// warp, so both pingers end up as two lanes of one warp, where they usually run on in one
-// batch: a wait finds its event set and does not suspend (batches_per_hop ~ 0). What that
-// measures is the hand-over, not a hop between SMs (docs/benchmarks.md, eleventh session).
-// Pinned (ping_pong_pinned, the issue's setting): each pinger is pinned to a warp in a
-// different block, counts the hops it ran off that home (0 expected: it returns
-// away * 1000000 + rounds) and writes its SM (%smid) to sm[side] at the end, for the
-// bench to check that the two differ.
-WEFT_HOST_DEVICE weft::task<int> pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side, unsigned* sm) {
+WEFT_HOST_DEVICE weft::task<int> pinned_pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side,
+                                               unsigned* sm) {
   const std::uint32_t home = weft::this_worker();
   int away = 0;
   for (int r = 0; r < rounds; ++r) {
@@ -233,21 +260,21 @@ WEFT_HOST_DEVICE weft::task<int> pinger(pp_slot* slots, unsigned long long* lat,
       co_await mine.ev.wait();
       lat[2 * r + side] = now_ns() - mine.sent_at;
     }
-    if (sm != nullptr) away += weft::this_worker() != home;
+    away += weft::this_worker() != home;
   }
-  if (sm != nullptr) sm[side] = current_sm();
+  sm[side] = current_sm();
   co_return away * 1000000 + rounds;
 }
 
-// sm == nullptr: two unpinned pingers. Else pinned to worker 1 (block 0; worker 0 also
-// polls the host) and to the second warp of the block in the middle of the grid.
-WEFT_HOST_DEVICE weft::task<int> ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds, unsigned* sm) {
+// Worker 1 (block 0; worker 0 also polls the host) and the second warp of the block in
+// the middle of the grid.
+WEFT_HOST_DEVICE weft::task<int> pinned_ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds,
+                                                       unsigned* sm) {
   for (int i = 0; i < 2 * rounds; ++i) ::new (&slots[i]) pp_slot{weft::event{}, 0};
   const std::uint32_t n = weft::worker_count();
   const std::uint32_t far = n / 2 / 4 * 4 + 1;
-  auto a = sm ? weft::spawn_pinned(1, pinger(slots, lat, rounds, 0, sm)) : weft::spawn(pinger(slots, lat, rounds, 0, sm));
-  auto b = sm ? weft::spawn_pinned(far < n ? far : n - 1, pinger(slots, lat, rounds, 1, sm))
-              : weft::spawn(pinger(slots, lat, rounds, 1, sm));
+  auto a = weft::spawn_pinned(1, pinned_pinger(slots, lat, rounds, 0, sm));
+  auto b = weft::spawn_pinned(far < n ? far : n - 1, pinned_pinger(slots, lat, rounds, 1, sm));
   const int x = co_await std::move(a);
   const int y = co_await std::move(b);
   co_return x + y;
@@ -287,13 +314,44 @@ double measure_block_ping_pong(int rounds) {
   return best;
 }
 
-// pinned: ping_pong_pinned (the pingers on two SMs, checked), else ping_pong.
-void run_ping_pong(benchmark::State& st, bool pinned) {
+void BM_ping_pong(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const int rounds = static_cast<int>(st.range(0));
   auto* slots = static_cast<pp_slot*>(g_buf.pp_slots);
   unsigned long long* lat = g_buf.pp_lat;
-  unsigned* sm = pinned ? g_buf.pp_sm : nullptr;
+  std::vector<unsigned long long> host(2 * rounds), all;
+  auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  const auto before = rt.device()->stats();
+  const double timed_before = g_timed_s;
+  for (auto _ : st) {
+    int got = 0;
+    st.SetIterationTime(seconds_of([&] {
+      got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n) { return ping_pong_root(s, l, n); },
+                        slots, lat, rounds);
+    }));
+    if (got != 2 * rounds) st.SkipWithError("wrong count");
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    all.insert(all.end(), host.begin() + 2, host.end());  // the first round includes start-up
+  }
+  std::sort(all.begin(), all.end());
+  st.counters["one_way_p50_ns"] = double(all[all.size() / 2]);
+  st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
+  st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
+  st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
+  const auto after = rt.device()->stats();
+  report_scheduler(st, before, after, rt, timed_before);
+  // ~0: the two tasks sat in one batch, on two lanes of one warp, and each found its event
+  // already set (no hop went through a queue); ~1: every hop suspended and was requeued.
+  st.counters["batches_per_hop"] = double(after.batches - before.batches) / (2.0 * rounds * st.iterations());
+}
+
+void BM_ping_pong_pinned(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  const int rounds = static_cast<int>(st.range(0));
+  auto* slots = static_cast<pp_slot*>(g_buf.pp_slots);
+  unsigned long long* lat = g_buf.pp_lat;
   std::vector<unsigned long long> host(2 * rounds), all;
   unsigned sms[2] = {0, 0};
   auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
@@ -304,14 +362,14 @@ void run_ping_pong(benchmark::State& st, bool pinned) {
     int got = 0;
     st.SetIterationTime(seconds_of([&] {
       got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n,
-                                            unsigned* m) { return ping_pong_root(s, l, n, m); },
-                        slots, lat, rounds, sm);
+                                            unsigned* sm) { return pinned_ping_pong_root(s, l, n, sm); },
+                        slots, lat, rounds, g_buf.pp_sm);
     }));
     if (got != 2 * rounds) st.SkipWithError("a hop ran off its pinned worker, or a wrong count");
     WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-    if (pinned) WEFT_BENCH_CHECK(cudaMemcpyAsync(sms, sm, sizeof sms, cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(sms, g_buf.pp_sm, sizeof sms, cudaMemcpyDeviceToHost, s));
     WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
-    if (pinned && sms[0] == sms[1]) st.SkipWithError("the two pingers ran on one SM");
+    if (sms[0] == sms[1]) st.SkipWithError("the two pingers ran on one SM");
     all.insert(all.end(), host.begin() + 2, host.end());  // the first round includes start-up
   }
   std::sort(all.begin(), all.end());
@@ -319,19 +377,14 @@ void run_ping_pong(benchmark::State& st, bool pinned) {
   st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
   st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
-  if (pinned) {
-    st.counters["sm_a"] = sms[0];
-    st.counters["sm_b"] = sms[1];
-  }
+  st.counters["sm_a"] = sms[0];
+  st.counters["sm_b"] = sms[1];
   const auto after = rt.device()->stats();
   report_scheduler(st, before, after, rt, timed_before);
-  // ~0: each wait found its event set (unpinned: in the same batch; pinned: while it
-  // polled in place) and no hop went through a queue; ~1: every hop parked the waiter
-  // (pinned: 2, the waker's warp hands it home).
+  // ~0: each wait found its event set while it polled in place (no batch per hop); ~1:
+  // every hop parked the waiter and woke it through its warp's inbox.
   st.counters["batches_per_hop"] = double(after.batches - before.batches) / (2.0 * rounds * st.iterations());
 }
-void BM_ping_pong(benchmark::State& st) { run_ping_pong(st, false); }
-void BM_ping_pong_pinned(benchmark::State& st) { run_ping_pong(st, true); }
 
 // ------------------------------------------------------------------ idle cost
 __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n) {
