@@ -3,7 +3,9 @@
 // Every check that runs inside a task reports through the root's return value.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -88,6 +90,110 @@ WEFT_HOST_DEVICE weft::task<int> ping_until(weft::event* evs, int max_rounds, in
   co_return -1;
 }
 
+// The payload test's buffer: sectors of 32 bytes (placed on 32-byte boundaries by
+// place_sectors), each 7 payload words the writer rewrites every round and one guard
+// word nobody writes after the start.
+struct payload_sector {
+  int word[7];
+  int guard;
+};
+constexpr int payload_sectors = 8;
+static_assert(sizeof(payload_sector) == 32);
+
+// Zeroed sectors at the first 32-byte boundary of `raw` (a frame is not aligned to 32
+// bytes on the host, so the test aligns its buffer by hand).
+WEFT_HOST_DEVICE inline payload_sector* place_sectors(unsigned char (&raw)[(payload_sectors + 1) * 32]) {
+  const auto at = (reinterpret_cast<std::uintptr_t>(raw) + 31) & ~std::uintptr_t{31};
+  auto* sectors = reinterpret_cast<payload_sector*>(at);
+  for (int s = 0; s < payload_sectors; ++s) ::new (&sectors[s]) payload_sector{};
+  return sectors;
+}
+
+// On the GPU, waits about `ns` in place (a task that computes for a while); on the host, nothing.
+WEFT_HOST_DEVICE inline void busy_for_ns(unsigned long long ns) {
+#if WEFT_DEVICE_PASS
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < ns);
+#else
+  (void)ns;
+#endif
+}
+
+// The SM the calling lane runs on (0 on the host).
+WEFT_HOST_DEVICE inline unsigned current_sm() {
+#if WEFT_DEVICE_PASS
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+#else
+  return 0;
+#endif
+}
+
+// The writer writes round r's payload with plain stores and sets evs[2r]; the reader
+// waits, counts the words that are not round r's and sets evs[2r+1], after which the
+// writer writes the next round over the same words, 2 us later (by then the reader's SM
+// has last round's words in its L1: l1_keeper). Each writes its SM to *sm at the start.
+WEFT_HOST_DEVICE weft::task<int> payload_writer(weft::event* evs, payload_sector* buf, int rounds, unsigned* sm) {
+  *sm = current_sm();
+  for (int r = 0; r < rounds; ++r) {
+    if (r != 0) busy_for_ns(2000);
+    for (int s = 0; s < payload_sectors; ++s)
+      for (int i = 0; i < 7; ++i) buf[s].word[i] = r * 1000 + s * 7 + i;
+    evs[2 * r].set();
+    co_await evs[2 * r + 1].wait();
+  }
+  co_return 0;
+}
+WEFT_HOST_DEVICE weft::task<int> payload_reader(weft::event* evs, const payload_sector* buf, int rounds, unsigned* sm) {
+  *sm = current_sm();
+  int wrong = 0;
+  for (int r = 0; r < rounds; ++r) {
+    co_await evs[2 * r].wait();
+    for (int s = 0; s < payload_sectors; ++s)
+      for (int i = 0; i < 7; ++i) wrong += buf[s].word[i] != r * 1000 + s * 7 + i;
+    evs[2 * r + 1].set();
+  }
+  co_return wrong;
+}
+
+// On the GPU, runs beside the reader, on its SM, until *stop or 2 s have passed: keeps
+// the buffer's sectors in the SM's L1 by reading their guard words (plain loads, which
+// the L1 caches; no acquire, which would drop the L1). A reader whose wait did not
+// acquire would then read last round's words from that L1 (a build whose in-place wait
+// polled with relaxed loads failed this test on an H200). It never yields: its worker
+// runs nothing else meanwhile, which is why it is pinned to a worker nothing else is.
+// On the host there is no L1 to keep, and it returns at once.
+WEFT_HOST_DEVICE weft::task<int> l1_keeper(const payload_sector* buf, int* stop, unsigned* sm) {
+  *sm = current_sm();
+  int sum = 0;
+#if WEFT_DEVICE_PASS
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("" ::: "memory");  // the guards are loaded again each round, not once
+    for (int s = 0; s < payload_sectors; ++s) sum += buf[s].guard;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (weft::detail::device_atomic<int>(*stop).load(weft::detail::mo_relaxed) == 0 && t - t0 < 2000000000ull);
+#else
+  (void)buf;
+  (void)stop;
+#endif
+  co_return sum;
+}
+
+// A frame of over 2 MiB (the array lives across the yield, read at an index known only
+// at run time, so the compiler cannot fold it away): more than the 1 MiB frame pool of
+// the test below can give.
+WEFT_HOST_DEVICE weft::task<int> frame_larger_than_the_pool(unsigned at) {
+  unsigned char big[2 << 20];
+  for (unsigned i = 0; i < sizeof big; ++i) big[i] = static_cast<unsigned char>(i ^ at);
+  co_await weft::yield();
+  co_return big[at % sizeof big];
+}
+
 WEFT_HOST_DEVICE weft::task<void> raise_flag(int* flag) {
   weft::detail::device_atomic<int>(*flag).store(1, weft::detail::mo_release);
   co_return;
@@ -169,6 +275,25 @@ TEST_CASE("spawn_pinned to a worker that does not exist fails the handle with in
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
 }
 
+TEST_CASE("spawn_pinned of a task whose frame could not be allocated reports out_of_memory, whatever the worker",
+          "[runtime][pinned]") {
+  weft::config c = pinned_config();
+  c.frame_pool_bytes = 1u << 20;
+  weft::runtime rt(c);
+  auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    const std::uint32_t n = weft::worker_count();
+    auto here = weft::spawn_pinned(n - 1, frame_larger_than_the_pool(n));
+    auto nowhere = weft::spawn_pinned(n, frame_larger_than_the_pool(n));  // the task's own error comes first
+    int refused = 0;
+    refused += !here.valid() && here.error() == weft::errc::out_of_memory;
+    refused += !nowhere.valid() && nowhere.error() == weft::errc::out_of_memory;
+    const int three = co_await weft::spawn_pinned(n - 1, add(1, 2));  // and the runtime goes on
+    co_return refused * 10 + three;
+  };
+  REQUIRE(rt.block_on(root) == 23);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+}
+
 TEST_CASE("two tasks pinned to different workers hand a token back and forth through events", "[runtime][pinned]") {
   weft::runtime rt(pinned_config());
   auto root = [] WEFT_HOST_DEVICE(int rounds) -> weft::task<int> {
@@ -182,6 +307,34 @@ TEST_CASE("two tasks pinned to different workers hand a token back and forth thr
     co_return x + y;
   };
   REQUIRE(rt.block_on(root, 1000) == 2000);  // no hop ran away from home
+}
+
+TEST_CASE("a task woken by an event on another SM reads every word its setter wrote before set()", "[runtime][pinned]") {
+  weft::config c = pinned_config();
+  c.workers = 8;  // on the GPU two blocks of 4 warps: the writer in one, the reader and the keeper in the other
+  weft::runtime rt(c);
+  auto root = [] WEFT_HOST_DEVICE(int rounds) -> weft::task<int> {
+    weft::event evs[2 * 400];
+    unsigned char raw[(payload_sectors + 1) * 32];
+    payload_sector* buf = place_sectors(raw);
+    int stop = 0;
+    unsigned sm[3] = {0, 0, 0};  // writer, reader, keeper
+    const std::uint32_t n = weft::worker_count();
+    auto keeper = weft::spawn_pinned(n - 2, l1_keeper(buf, &stop, &sm[2]));  // the reader's blockmate
+    auto w = weft::spawn_pinned(1, payload_writer(evs, buf, rounds, &sm[0]));
+    auto r = weft::spawn_pinned(n - 1, payload_reader(evs, buf, rounds, &sm[1]));
+    const bool both = w && r;
+    if (!both)
+      for (auto& e : evs) e.set();  // one side did not start: the other runs through alone
+    const weft::result<int> wrote = co_await weft::try_await(std::move(w));
+    const weft::result<int> wrong = co_await weft::try_await(std::move(r));
+    weft::detail::device_atomic<int>(stop).store(1, weft::detail::mo_relaxed);
+    (void)co_await weft::try_await(std::move(keeper));  // every task is done before the frame goes
+    // On the GPU: the reader and the keeper on one SM, the writer on another.
+    const bool placed = !WEFT_DEVICE_PASS || (sm[1] == sm[2] && sm[0] != sm[1]);
+    co_return !both || !wrote || !wrong ? -1 : !placed ? -2 : *wrong;
+  };
+  REQUIRE(rt.block_on(root, 400) == 0);  // no stale word in 400 rounds of 56 (-1: a task failed; -2: misplaced)
 }
 
 TEST_CASE("destroying the runtime with pinned tasks suspended destroys their frames", "[runtime][pinned]") {

@@ -153,8 +153,8 @@ __device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
 }
 
 // What says whether a warp waiting in place has work besides the waiter: relaxed loads,
-// issued together with the waiter's own poll and looked at after it (busy()), so they
-// cost no latency.
+// issued together with the waiter's own poll and looked at after it (busy()). A relaxed
+// poll does not wait for them; an acquire poll (event::wait's) seems to: see word_polls.
 struct other_work_probe {
   std::uint32_t stop, bulk;
   std::uint64_t timer, queued, pinned;
@@ -187,7 +187,12 @@ struct other_work_probe {
 // parks as usual and its warp goes round its loop. Worker 0, which polls the host,
 // never waits in place.
 inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
-inline constexpr std::uint32_t word_polls = 4;
+// word_polls: the polls between two looks at the other work. A look's loads seem to
+// delay the acquire poll they overlap (as far as a probe's timings tell), so fewer looks
+// make the hop shorter: 8 rather than 4 took ~40 ns off ping_pong_pinned's p50 on an
+// H200, and leaves the other work waiting at most 8 round trips (~3 us) longer
+// (docs/benchmarks.md, twenty-second session).
+inline constexpr std::uint32_t word_polls = 8;
 inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 16;
 __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, std::uint64_t& word,
                                            std::uint64_t want) noexcept {
@@ -200,14 +205,19 @@ __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, 
   detail::device_atomic<std::uint64_t> w(word);
   const std::uint64_t start = globaltimer_ns();
   for (;;) {
-    // The probe's loads go out first and are looked at after word_polls polls of the
-    // word alone, so a poll waits for one load, not the slowest of six.
+    // The probe's loads go out first and are looked at after word_polls polls, so that
+    // only the round's first poll waits for them (an acquire's L1 drop waits for the
+    // loads in flight, as far as the probe's timings tell).
     const other_work_probe probe(d, home, id.worker);
     for (std::uint32_t k = 0; k < word_polls; ++k) {
-      if (w.load(detail::mo_relaxed) == want) {
-        detail::fence_device_acquire();  // the setter's writes before its store, for the task
-        return true;
-      }
+      // Acquire: the setter's writes before its store, for the task. Each poll acquires,
+      // rather than a relaxed poll and a fence after the match: the fence (MEMBAR.GPU)
+      // comes after the match and adds to the hop (a two-SM probe on an H200: 0.83-0.90
+      // against 0.58-0.64 us; docs/benchmarks.md, twenty-second session). The cost is
+      // the SM's: each acquire drops the whole L1 (CCTL.IVALL), so the SM's other warps
+      // lose their cached lines once a round trip (~0.3 us) for as long as the wait lasts
+      // (at most word_wait_in_place_ns). Not measured beside a busy blockmate.
+      if (w.load(detail::mo_acquire) == want) return true;
     }
     if (probe.busy(st) || globaltimer_ns() - start > word_wait_in_place_ns) return false;
   }
@@ -281,6 +291,7 @@ __device__ inline __attribute__((noinline)) void device_send_home(task_header* t
 }
 
 // event::wait's in-place wait (exec::await_word_in_place); false outside the worker kernel.
+// Called from the awaiter's await_ready, before the suspend point (event.hpp says why).
 __device__ inline bool device_await_word_in_place(std::uint64_t& word, std::uint64_t want) noexcept {
   exec::device_sched* d = exec::g_device_sched;
   return d != nullptr && exec::await_word_in_place(*d, exec::current_lane_ids(), word, want);
