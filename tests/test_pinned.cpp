@@ -110,12 +110,11 @@ WEFT_HOST_DEVICE inline payload_sector* place_sectors(unsigned char (&raw)[(payl
 }
 
 // On the GPU, waits about `ns` in place (a task that computes for a while); on the host, nothing.
-WEFT_HOST_DEVICE inline void busy_for_ns(unsigned long long ns) {
+WEFT_HOST_DEVICE inline void busy_for_ns(std::uint64_t ns) {
 #if WEFT_DEVICE_PASS
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  while (t - t0 < ns);
+  const std::uint64_t t0 = weft::detail::now_ns();
+  while (weft::detail::now_ns() - t0 < ns) {
+  }
 #else
   (void)ns;
 #endif
@@ -170,13 +169,12 @@ WEFT_HOST_DEVICE weft::task<int> l1_keeper(const payload_sector* buf, int* stop,
   *sm = current_sm();
   int sum = 0;
 #if WEFT_DEVICE_PASS
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const std::uint64_t t0 = weft::detail::now_ns();
   do {
     asm volatile("" ::: "memory");  // the guards are loaded again each round, not once
     for (int s = 0; s < payload_sectors; ++s) sum += buf[s].guard;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (weft::detail::device_atomic<int>(*stop).load(weft::detail::mo_relaxed) == 0 && t - t0 < 2000000000ull);
+  } while (weft::detail::device_atomic<int>(*stop).load(weft::detail::mo_relaxed) == 0 &&
+           weft::detail::now_ns() - t0 < 2000000000ull);
 #else
   (void)buf;
   (void)stop;
