@@ -109,6 +109,33 @@ WEFT_HOST_DEVICE weft::task<int> bulk_edge_codes(int* calls) {
   co_return none * 1000000 + no_warps * 10000 + too_many * 100 + too_big;
 }
 
+// Writes its own values just before each step, which reads them: the step's calls must
+// see the task's writes (the hand-over releases them), and the task the calls'. Returns
+// the number of wrong values.
+WEFT_HOST_DEVICE weft::task<int> writes_before_steps(unsigned* mine, unsigned* out, std::size_t n, int steps) {
+  int wrong = 0;
+  for (int s = 0; s < steps; ++s) {
+    for (std::size_t i = 0; i < n; ++i) mine[i] = static_cast<unsigned>(s) * 7u + static_cast<unsigned>(i);
+    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { out[i] = mine[i] + 1u; });
+    for (std::size_t i = 0; i < n; ++i) wrong += out[i] != static_cast<unsigned>(s) * 7u + static_cast<unsigned>(i) + 1u;
+  }
+  co_return wrong;
+}
+
+// Alternates an invalid try_await(bulk(...)) with a valid one, `steps` times: each must
+// report its own outcome (the awaiters share a place in the frame, so an error must not
+// outlive its await). Returns the number of wrong outcomes.
+WEFT_HOST_DEVICE weft::task<int> alternating_try_bulks(unsigned* out, std::size_t n, int steps) {
+  int wrong = 0;
+  auto f = [=] WEFT_HOST_DEVICE(std::size_t i) { out[i] += 1u; };
+  for (int s = 0; s < steps; ++s) {
+    const int bad = code_of(co_await weft::try_await(weft::bulk(weft::detail::bulk_max_chunks * 0x80000000ull + 1, f)));
+    const int good = code_of(co_await weft::try_await(weft::bulk(n, f)));
+    wrong += (bad != code(errc::invalid_argument)) + (good != 0);
+  }
+  co_return wrong;
+}
+
 // Tasks that yield beside tasks that await bulk steps: both finish.
 WEFT_HOST_DEVICE weft::task<int> yielder(int rounds) {
   for (int k = 0; k < rounds; ++k) co_await weft::yield();
@@ -354,6 +381,31 @@ TEST_CASE("warp reductions of floats give the same bits on every backend", "[bul
     const float want = butterfly_sum(j);
     REQUIRE(std::memcmp(&sums[j], &want, sizeof(float)) == 0);
   }
+}
+
+TEST_CASE("a lone task's bulk steps see the writes the task made just before each, and it sees theirs", "[bulk]") {
+  // n = 31 runs on the task's own warp, 256 and 2048 on its block's idle warps too (on the
+  // GPU), 4096 through the board: every way a step can be handed over.
+  for (std::size_t n : {std::size_t{31}, std::size_t{256}, std::size_t{2048}, std::size_t{4096}}) {
+    shared_array<unsigned> mine(n), out(n);
+    weft::runtime rt(any_backend_config());
+    INFO("n = " << n);
+    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* m, unsigned* o, std::size_t k) { return writes_before_steps(m, o, k, 100); },
+                        mine.data(), out.data(), n) == 0);
+  }
+}
+
+TEST_CASE("try_await of bulk steps reports each step's own outcome, an error then a success in turn", "[bulk]") {
+  const std::size_t n = 256;
+  const int steps = 200;
+  shared_array<unsigned> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = 0;
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* o, std::size_t k, int s) { return alternating_try_bulks(o, k, s); },
+                      out.data(), n, steps) == 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != static_cast<unsigned>(steps);  // the valid ones only
+  REQUIRE(wrong == 0);
 }
 
 TEST_CASE("empty bulk work completes at once, and too many warp jobs or indices is invalid_argument", "[bulk]") {

@@ -51,16 +51,30 @@ WEFT_HOST_DEVICE void run_element_chunk(const bulk_job& j, std::uint32_t c, std:
   for (std::uint64_t i = begin + lane; i < end; i += lanes) f(static_cast<std::size_t>(i));
 }
 
+// Whether a lone task's inline job carries a copy of F in its warp's staging area
+// (bulk_awaiter::run_inline_if_lone) rather than a pointer into the frame.
+template <class F>
+inline constexpr bool bulk_fn_copied = std::is_trivially_copyable_v<F> && sizeof(F) <= bulk_inline_fn_bytes &&
+                                       alignof(F) <= bulk_inline_fn_align;
+
 #if WEFT_DEVICE_PASS
 // bulk_server_fn for element jobs: a server warp's side (device_mbar_share.hpp). Each turn
 // runs its share of the job inline, then server_next reports it and waits for the next.
+// The server's context and each job's descriptor are copied into registers first: read
+// through the pointers, each field was a load waited on in turn on the step's critical
+// path (the context is in the caller's local memory, the descriptor in shared memory).
 template <class F>
 __device__ const bulk_job* serve_server_jobs(const bulk_job* j, void* server) {
-  exec::server_ctx& c = *static_cast<exec::server_ctx*>(server);
+  exec::server_ctx& caller = *static_cast<exec::server_ctx*>(server);
+  exec::server_ctx c = caller;
   for (;;) {
-    for (std::uint32_t k = 0; k < j->chunks; ++k) run_element_chunk<F>(*j, k, c.rank, c.lanes);
+    const bulk_job d = *j;
+    for (std::uint32_t k = 0; k < d.chunks; ++k) run_element_chunk<F>(d, k, c.rank, c.lanes);
     j = exec::server_next(c);
-    if (j == nullptr || j->serve_server != &serve_server_jobs<F>) return j;
+    if (j == nullptr || j->serve_server != &serve_server_jobs<F>) {
+      caller = c;  // its phase, job count and idle clock, for the caller's next job
+      return j;
+    }
   }
 }
 #endif
@@ -124,20 +138,35 @@ struct bulk_awaiter {
   using weft_awaitable = void;
   F f;
   std::uint64_t n;
-  bulk_job job{};
   errc failed{};
+  // The descriptor is built (make_job) only when the job is submitted or run on the host:
+  // a lone task's inline step stores nothing into the frame but the awaiter's f and n,
+  // which it had to before (the stores sat right before the hand-over's release).
+  union job_slot {
+    WEFT_HOST_DEVICE job_slot() {}  // no initialisation: make_job constructs it
+    bulk_job job;
+  } slot;
+
+  WEFT_HOST_DEVICE bulk_job& make_job() {
+    bulk_job& j = *new (&slot.job) bulk_job;
+    if constexpr (Warps) j.run_chunk = &run_warp_chunk<F>;
+    else j.run_chunk = &run_element_chunk<F>;
+    j.fn = &f;
+    j.n = n;
+    j.warps = Warps;
+    return j;
+  }
 
   WEFT_HOST_DEVICE bool await_ready() {
     if (n == 0) return true;
     failed = check_bulk(n, Warps);
     if (failed != errc{}) return false;  // await_suspend reports it
-    if constexpr (Warps) job.run_chunk = &run_warp_chunk<F>;
-    else job.run_chunk = &run_element_chunk<F>;
-    job.fn = &f;
-    job.n = n;
-    job.warps = Warps;
 #if WEFT_DEVICE_PASS
-    if (device_has_executor()) return run_inline_if_lone();  // else await_suspend submits it
+    if (device_has_executor()) {
+      if (run_inline_if_lone()) return true;
+      make_job();  // await_suspend submits it
+      return false;
+    }
     if constexpr (Warps) {
       failed = errc::backend_unavailable;  // run_inline: one lane cannot be a warp
       return false;
@@ -146,7 +175,7 @@ struct bulk_awaiter {
       return true;
     }
 #else
-    run_bulk_on_host(job);
+    run_bulk_on_host(make_job());
     return true;
 #endif
   }
@@ -177,15 +206,15 @@ struct bulk_awaiter {
     if constexpr (Warps) {
       return false;
     } else {
-      if (!device_bulk_inline_ready(&job)) return false;
+      const std::uint32_t chunks = device_bulk_inline_chunks(n);
+      if (chunks == 0) return false;
       const void* fn = &f;
-      if constexpr (std::is_trivially_copyable_v<F> && sizeof(F) <= bulk_inline_fn_bytes &&
-                    alignof(F) <= bulk_inline_fn_align) {
-        void* slot = device_bulk_inline_fn_slot();
-        copy_words<F>(slot, &f);
-        fn = slot;
+      if constexpr (bulk_fn_copied<F>) {
+        void* copy_at = device_bulk_inline_fn_slot();
+        copy_words<F>(copy_at, &f);
+        fn = copy_at;
       }
-      device_bulk_inline_run(job.run_chunk, &serve_server_jobs<F>, fn, job.n, job.chunks);
+      device_bulk_inline_run(&run_element_chunk<F>, &serve_server_jobs<F>, fn, n, chunks);
       return true;
     }
   }
@@ -193,7 +222,8 @@ struct bulk_awaiter {
   template <class P>
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) noexcept {
     task_header* me = promise_of(h.address()).root;
-    if (failed == errc{}) {
+    if (failed == errc{}) {  // make_job has run
+      bulk_job& job = slot.job;
       job.waiter = me;
       me->act = action::park;  // before the job can finish: it wakes us (SCHEDULED|RUNNING covers a race)
       failed = submit_bulk(&job);

@@ -387,22 +387,24 @@ __device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
 
 // Whether the calling task may run a small bulk() job at once, without suspending: it is
 // the only one in its batch and nothing else waits for its warp, so the other 31 lanes
-// wait in serve_lone_task to run it (device_bulk.hpp, "inline jobs"). True: the job's
-// chunking is set, and the caller runs it next with device_bulk_inline_run. False:
-// submit it. Shared-memory reads only, and no division: a job of at most
+// wait in serve_lone_task to run it (device_bulk.hpp, "inline jobs"). For a bulk() job
+// of n indices: its number of chunks (of bulk_min_chunk_items), and the caller runs it
+// next with device_bulk_inline_run; 0: submit it. Shared-memory reads only, and no
+// division by a run-time value: a job of at most
 // bulk_private_chunks * 1024 indices has 1024-index chunks whatever the worker count
 // (cut_bulk), so a busy warp pays next to nothing for the look.
-__device__ inline bool device_bulk_inline_ready(bulk_job* j) noexcept {
+__device__ inline std::uint32_t device_bulk_inline_chunks(std::uint64_t n) noexcept {
   exec::staging_area& st = exec::staging_of_this_warp();
-  if (j->warps || j->n > bulk_private_chunks * bulk_min_chunk_items) return false;
+  if (n > bulk_private_chunks * bulk_min_chunk_items) return 0;
   // The key and this lane's bit: the lone batch's task, in the worker kernel (a stray
   // key in another kernel's shared memory would need this lane's bit beside it too).
   const std::uint32_t me = 1u << (threadIdx.x % WEFT_WARP_SIZE);
-  if (st.lone != exec::lone_batch_key || st.batch_lanes != me || st.inline_left == 0) return false;
-  if (st.count != 0 || !st.ring_empty) return false;  // tasks queued for this warp: let them run
-  j->chunk_items = bulk_min_chunk_items;
-  j->chunks = static_cast<std::uint32_t>((j->n + bulk_min_chunk_items - 1) / bulk_min_chunk_items);
-  return true;
+  // Every word is read before any is tested (`&`, not `&&`): one shared-memory round trip
+  // on a lone task's step instead of one per test, each waited on before its branch.
+  const bool lone = (st.lone == exec::lone_batch_key) & (st.batch_lanes == me) & (st.inline_left != 0);
+  const bool idle = (st.count == 0) & (st.ring_empty != 0);  // else tasks queued here: let them run
+  if (!(lone & idle)) return 0;
+  return static_cast<std::uint32_t>((n + bulk_min_chunk_items - 1) / bulk_min_chunk_items);
 }
 
 // Where the task copies its callable for the helpers (when it is trivially copyable and
@@ -425,7 +427,7 @@ __device__ inline void device_bulk_inline_run(bulk_chunk_fn run_chunk, bulk_serv
   copy->n = n;
   copy->chunk_items = bulk_min_chunk_items;
   copy->chunks = chunks;
-  if (st.share_mates != 0 && exec::hand_to_blockmates(st, copy, exec::current_lane_ids().worker)) return;  // they ran it
+  if (exec::hand_to_blockmates(st, copy, exec::current_lane_ids().worker)) return;  // they ran it
   st.inline_job = copy;
   __syncwarp();  // (1) the descriptor, the callable and inline_job before the helpers read them
   --st.inline_left;  // (the helpers never read these two: off their critical path)

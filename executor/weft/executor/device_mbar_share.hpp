@@ -134,12 +134,15 @@ __device__ __forceinline__ bool hand_to_blockmates(staging_area& st, const detai
   block_share& b = weft_block_share;
   blk_atomic<std::uint32_t> owner(b.owner), state(b.state);
   const std::uint32_t me = id % worker_warps_per_block + 1;
+  // The three words are read before any is tested: one shared-memory round trip.
+  const std::uint32_t mates = st.share_mates;
   std::uint32_t o = owner.load(cuda::std::memory_order_relaxed);
+  std::uint32_t w = state.load(cuda::std::memory_order_relaxed);
+  if (mates == 0) return false;  // no blockmate may serve this warp
   if (o != me) {
     if (o == 0) owner.compare_exchange_strong(o, me, cuda::std::memory_order_relaxed);
     return false;  // taken now (servers join from here on), or another warp's
   }
-  std::uint32_t w = state.load(cuda::std::memory_order_relaxed);
   const std::uint32_t m = w & share_members;
   // Not busy: `owner` is a hint (a leaving server frees it while another warp may
   // already have joined and this one published), so two warps may both read themselves
@@ -151,13 +154,13 @@ __device__ __forceinline__ bool hand_to_blockmates(staging_area& st, const detai
   mbar_arrive(&b.go);  // release: the job, its descriptor and the callable
   const std::uint32_t absent = share_max_servers - static_cast<std::uint32_t>(__popc(m));
   if (absent != 0) mbar_arrive(&b.done, absent);  // stand-ins for the blockmates not serving
+  --st.inline_left;  // while the servers run the job: off the step's critical path
+  ++st.stats.inline_bulk;
+  ++st.stats.inline_shared;
   const std::uint32_t phase = w >> 8;
   while (!mbar_try_wait(&b.done, phase & 1)) {
   }  // acquire: every server's f(i) writes
   state.store(((phase + 1) << 8) | m, cuda::std::memory_order_relaxed);
-  --st.inline_left;
-  ++st.stats.inline_bulk;
-  ++st.stats.inline_shared;
   return true;
 }
 
