@@ -116,24 +116,40 @@ WEFT_HOST_DEVICE weft::task<int> writes_before_steps(unsigned* mine, unsigned* o
   int wrong = 0;
   for (int s = 0; s < steps; ++s) {
     for (std::size_t i = 0; i < n; ++i) mine[i] = static_cast<unsigned>(s) * 7u + static_cast<unsigned>(i);
-    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { out[i] = mine[i] + 1u; });
-    for (std::size_t i = 0; i < n; ++i) wrong += out[i] != static_cast<unsigned>(s) * 7u + static_cast<unsigned>(i) + 1u;
+    const unsigned add = static_cast<unsigned>(s) + 1u;  // the callable changes every step too
+    co_await weft::bulk(n, [=] WEFT_HOST_DEVICE(std::size_t i) { out[i] = mine[i] + add; });
+    for (std::size_t i = 0; i < n; ++i) wrong += out[i] != static_cast<unsigned>(s) * 8u + static_cast<unsigned>(i) + 1u;
   }
   co_return wrong;
 }
 
-// Alternates an invalid try_await(bulk(...)) with a valid one, `steps` times: each must
-// report its own outcome (the awaiters share a place in the frame, so an error must not
-// outlive its await). Returns the number of wrong outcomes.
-WEFT_HOST_DEVICE weft::task<int> alternating_try_bulks(unsigned* out, std::size_t n, int steps) {
+// Awaits, `steps` times, an invalid try_await(bulk(...)), an empty one, one too large to
+// run inline (`big` indices: submitted, on the board) and a small one (inline, on the
+// GPU): each must report its own outcome (the awaiters share a place in the frame, so an
+// error must not outlive its await). Returns the number of wrong outcomes.
+WEFT_HOST_DEVICE weft::task<int> alternating_try_bulks(unsigned* out, std::size_t small, std::size_t big, int steps) {
   int wrong = 0;
   auto f = [=] WEFT_HOST_DEVICE(std::size_t i) { out[i] += 1u; };
   for (int s = 0; s < steps; ++s) {
     const int bad = code_of(co_await weft::try_await(weft::bulk(weft::detail::bulk_max_chunks * 0x80000000ull + 1, f)));
-    const int good = code_of(co_await weft::try_await(weft::bulk(n, f)));
-    wrong += (bad != code(errc::invalid_argument)) + (good != 0);
+    const int empty = code_of(co_await weft::try_await(weft::bulk(0, f)));
+    const int submitted = code_of(co_await weft::try_await(weft::bulk(big, f)));
+    const int inlined = code_of(co_await weft::try_await(weft::bulk(small, f)));
+    wrong += (bad != code(errc::invalid_argument)) + (empty != 0) + (submitted != 0) + (inlined != 0);
   }
   co_return wrong;
+}
+
+// Whether a test can check the block-sharing counters: on the GPU in whole blocks of 4
+// workers (wherever a lone task runs, it has 2 or 3 blockmates; worker 0 never serves),
+// sharing on (WEFT_BLOCK_SHARE=0 turns it off), and not under compute-sanitizer
+// (WEFT_TEST_SMALL), where a step outlasts a server's 20 us idle limit, so servers may
+// leave between steps and sharing may never happen.
+bool sharing_checkable(weft::runtime& rt) {
+  const unsigned workers = rt.device() != nullptr ? rt.device()->report().workers : 0;
+  const char* share = std::getenv("WEFT_BLOCK_SHARE");
+  const bool sharing = share == nullptr || std::strcmp(share, "0") != 0;
+  return workers >= 4 && workers % 4 == 0 && sharing && std::getenv("WEFT_TEST_SMALL") == nullptr;
 }
 
 // Tasks that yield beside tasks that await bulk steps: both finish.
@@ -275,15 +291,8 @@ TEST_CASE("a lone task's larger inline bulk steps run on its block's idle warps,
     for (std::size_t i = 0; i < n; ++i) wrong += a[i] != ra[i];
     INFO("n = " << n);
     REQUIRE(wrong == 0);
-    // Whole blocks of 4 warps: wherever the chain runs, it has 2 or 3 blockmates (worker 0
-    // never serves). The default test config has 4 workers, one block.
-    // Under compute-sanitizer (WEFT_TEST_SMALL) a step takes longer than a server's 20 us
-    // idle limit, so servers leave between steps and sharing may never happen: only the
-    // results are checked there. WEFT_BLOCK_SHARE=0 turns sharing off.
-    const unsigned workers = rt.device() != nullptr ? rt.device()->report().workers : 0;
-    const char* share = std::getenv("WEFT_BLOCK_SHARE");
-    const bool sharing = share == nullptr || std::strcmp(share, "0") != 0;
-    if (workers >= 4 && workers % 4 == 0 && sharing && std::getenv("WEFT_TEST_SMALL") == nullptr) {
+    // The default test config has 4 workers, one block; elsewhere only the results count.
+    if (sharing_checkable(rt)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // servers leave after ~20 us idle, then publish
       const auto after = rt.device()->stats();
       const auto inlined = after.inline_bulk - before.inline_bulk, shared = after.inline_shared - before.inline_shared;
@@ -384,27 +393,37 @@ TEST_CASE("warp reductions of floats give the same bits on every backend", "[bul
 }
 
 TEST_CASE("a lone task's bulk steps see the writes the task made just before each, and it sees theirs", "[bulk]") {
-  // n = 31 runs on the task's own warp, 256 and 2048 on its block's idle warps too (on the
-  // GPU), 4096 through the board: every way a step can be handed over.
+  // On the GPU: n = 31 runs on the task's own warp, 256 and 2048 on its block's idle warps
+  // (checked where the counters can be), 4096 through the board.
   for (std::size_t n : {std::size_t{31}, std::size_t{256}, std::size_t{2048}, std::size_t{4096}}) {
     shared_array<unsigned> mine(n), out(n);
     weft::runtime rt(any_backend_config());
+    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
+    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
     INFO("n = " << n);
     REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* m, unsigned* o, std::size_t k) { return writes_before_steps(m, o, k, 100); },
                         mine.data(), out.data(), n) == 0);
+    if (sharing_checkable(rt) && n >= 63 && n <= 2048) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // servers leave after ~20 us idle, then publish
+      REQUIRE(rt.device()->stats().inline_shared > before.inline_shared);
+    }
   }
 }
 
-TEST_CASE("try_await of bulk steps reports each step's own outcome, an error then a success in turn", "[bulk]") {
-  const std::size_t n = 256;
-  const int steps = 200;
-  shared_array<unsigned> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = 0;
+TEST_CASE("try_await of bulk steps reports each step's own outcome: an error, an empty one, a submitted one, an inline one",
+          "[bulk]") {
+  const std::size_t small = 256, big = 4096;
+  const int steps = 100;
+  shared_array<unsigned> out(big);
+  for (std::size_t i = 0; i < big; ++i) out[i] = 0;
   weft::runtime rt(any_backend_config());
-  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* o, std::size_t k, int s) { return alternating_try_bulks(o, k, s); },
-                      out.data(), n, steps) == 0);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != static_cast<unsigned>(steps);  // the valid ones only
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* o, std::size_t a, std::size_t b, int s) {
+            return alternating_try_bulks(o, a, b, s);
+          },
+                      out.data(), small, big, steps) == 0);
+  std::size_t wrong = 0;  // the valid ones only: indices below `small` twice a step, the rest once
+  for (std::size_t i = 0; i < big; ++i) wrong += out[i] != static_cast<unsigned>(i < small ? 2 * steps : steps);
   REQUIRE(wrong == 0);
 }
 

@@ -31,6 +31,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -60,16 +61,30 @@ inline constexpr bool bulk_fn_copied = std::is_trivially_copyable_v<F> && sizeof
 #if WEFT_DEVICE_PASS
 // bulk_server_fn for element jobs: a server warp's side (device_mbar_share.hpp). Each turn
 // runs its share of the job inline, then server_next reports it and waits for the next.
-// The server's context and each job's descriptor are copied into registers first: read
-// through the pointers, each field was a load waited on in turn on the step's critical
-// path (the context is in the caller's local memory, the descriptor in shared memory).
+// The server's context is copied into registers for the run (read through the pointer,
+// it came from the caller's local memory on every job), each descriptor is read once, and
+// a copied callable is read at once beside it (twenty-third session, docs/benchmarks.md).
 template <class F>
 __device__ const bulk_job* serve_server_jobs(const bulk_job* j, void* server) {
   exec::server_ctx& caller = *static_cast<exec::server_ctx*>(server);
   exec::server_ctx c = caller;
   for (;;) {
     const bulk_job d = *j;
-    for (std::uint32_t k = 0; k < d.chunks; ++k) run_element_chunk<F>(d, k, c.rank, c.lanes);
+    if constexpr (bulk_fn_copied<F>) {
+      // The callable's words are read now, beside the descriptor, from their fixed place
+      // next to it (asm: not moved after the loop's bounds test, which waits on d).
+      alignas(F) unsigned char buf[sizeof(F)];
+      exec::load_shared_words<alignof(F) >= 8 ? 8 : 4, sizeof(F)>(buf, device_bulk_inline_fn_of(j));
+      const F& f = *std::launder(reinterpret_cast<const F*>(buf));
+      std::uint32_t k = 0;
+      do {  // a shared job has share_min_items indices or more: one chunk at least
+        const std::uint64_t begin = std::uint64_t{k} * d.chunk_items;
+        const std::uint64_t end = d.n - begin < d.chunk_items ? d.n : begin + d.chunk_items;
+        for (std::uint64_t i = begin + c.rank; i < end; i += c.lanes) f(static_cast<std::size_t>(i));
+      } while (++k < d.chunks);
+    } else {
+      for (std::uint32_t k = 0; k < d.chunks; ++k) run_element_chunk<F>(d, k, c.rank, c.lanes);
+    }
     j = exec::server_next(c);
     if (j == nullptr || j->serve_server != &serve_server_jobs<F>) {
       caller = c;  // its phase, job count and idle clock, for the caller's next job
@@ -140,8 +155,10 @@ struct bulk_awaiter {
   std::uint64_t n;
   errc failed{};
   // The descriptor is built (make_job) only when the job is submitted or run on the host:
-  // a lone task's inline step stores nothing into the frame but the awaiter's f and n,
-  // which it had to before (the stores sat right before the hand-over's release).
+  // a lone task's inline step stores into the frame only the awaiter's f, n and failed.
+  // Built on every step, its stores sat just before the hand-over to other warps, which
+  // is a release; without them a chained step took 0.14 us less (docs/benchmarks.md,
+  // twenty-third session).
   union job_slot {
     WEFT_HOST_DEVICE job_slot() {}  // no initialisation: make_job constructs it
     bulk_job job;

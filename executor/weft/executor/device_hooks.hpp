@@ -411,7 +411,14 @@ __device__ inline std::uint32_t device_bulk_inline_chunks(std::uint64_t n) noexc
 // at most bulk_inline_fn_bytes), before device_bulk_inline_run.
 __device__ inline void* device_bulk_inline_fn_slot() noexcept { return exec::staging_of_this_warp().inline_fn; }
 
-// Runs the job (device_bulk_inline_ready said yes; its run_chunk, n and chunks) on the
+// That slot, found from the descriptor a server was handed: always some warp's
+// inline_desc (device_bulk_inline_run publishes nothing else), beside its inline_fn.
+__device__ inline const void* device_bulk_inline_fn_of(const bulk_job* desc) noexcept {
+  constexpr std::size_t gap = offsetof(exec::staging_area, inline_fn) - offsetof(exec::staging_area, inline_desc);
+  return reinterpret_cast<const unsigned char*>(desc) + gap;
+}
+
+// Runs the job (device_bulk_inline_chunks gave its chunks; its run_chunk and n) on the
 // helper lanes, with `fn` as its callable (the frame's, or the copy in the slot above),
 // and returns when every f(i) has returned and its writes are visible here. The helpers
 // read the descriptor from the staging area: in the frame, each of their first reads

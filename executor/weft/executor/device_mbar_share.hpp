@@ -75,6 +75,28 @@ static __shared__ block_share weft_block_share;
 __device__ inline std::uint32_t smem_addr(const void* p) noexcept {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
+// Copies Bytes from shared memory at src into dst, in words of Word bytes. Each load is an
+// asm volatile statement, so the compiler issues it where it stands (a plain load was sunk
+// past the branch that waits on the descriptor), and never before an earlier volatile asm
+// such as the try_wait that acquired the job.
+template <std::size_t Word, std::size_t Bytes>
+__device__ __forceinline__ void load_shared_words(void* dst, const void* src) noexcept {
+  static_assert(Bytes % Word == 0 && (Word == 4 || Word == 8));
+  const std::uint32_t a = smem_addr(src);
+#pragma unroll
+  for (std::size_t i = 0; i < Bytes / Word; ++i) {
+    if constexpr (Word == 8) {
+      std::uint64_t w;
+      asm volatile("ld.shared.b64 %0, [%1];" : "=l"(w) : "r"(a + static_cast<std::uint32_t>(i * 8)));
+      __builtin_memcpy(static_cast<unsigned char*>(dst) + i * 8, &w, 8);
+    } else {
+      std::uint32_t w;
+      asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w) : "r"(a + static_cast<std::uint32_t>(i * 4)));
+      __builtin_memcpy(static_cast<unsigned char*>(dst) + i * 4, &w, 4);
+    }
+  }
+}
+
 #if WEFT_BLOCK_SHARE
 __device__ inline void mbar_init(unsigned long long* b, std::uint32_t count) noexcept {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
@@ -130,7 +152,7 @@ __device__ inline std::uint32_t share_mates_of(std::uint32_t id, std::uint32_t n
 // servers ran it.
 __device__ __forceinline__ bool hand_to_blockmates(staging_area& st, const detail::bulk_job* copy,
                                                    std::uint32_t id) noexcept {
-  if (copy->n < share_min_items) return false;
+  if (!WEFT_BLOCK_SHARE || copy->n < share_min_items) return false;  // below sm_90: never shared
   block_share& b = weft_block_share;
   blk_atomic<std::uint32_t> owner(b.owner), state(b.state);
   const std::uint32_t me = id % worker_warps_per_block + 1;
