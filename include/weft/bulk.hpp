@@ -22,8 +22,10 @@
 // on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp).
 //
 // f is copied into the awaiting task's frame and called through a const reference from
-// many lanes at once. Which lane runs which index is unspecified, and f of bulk() must
-// not use warp-wide operations (__syncwarp, shuffles, votes): use bulk_warps for that.
+// many lanes at once; on the GPU some lanes may call further copies of it (in shared
+// memory), so nothing may rely on its address. Which lane runs which index is
+// unspecified, and f of bulk() must not use warp-wide operations (__syncwarp, shuffles,
+// votes): use bulk_warps for that.
 // Errors: bulk_warps with more than 2^30 warp jobs, or either one
 // with more than 2^30 chunks, is invalid_argument; bulk_warps in a kernel with no
 // executor (run_inline) is backend_unavailable. As for any await, the error fails the
@@ -73,8 +75,12 @@ __device__ const bulk_job* serve_server_jobs(const bulk_job* j, void* server) {
     if constexpr (bulk_fn_copied<F>) {
       // The callable's words are read now, beside the descriptor, from their fixed place
       // next to it (asm: not moved after the loop's bounds test, which waits on d).
-      alignas(F) unsigned char buf[sizeof(F)];
-      exec::load_shared_words<alignof(F) >= 8 ? 8 : 4, sizeof(F)>(buf, device_bulk_inline_fn_of(j));
+      // Whole words, so F's size rounded up (a captureless lambda is 1 byte): the slot is
+      // bulk_inline_fn_bytes long and aligned to bulk_inline_fn_align, so the tail is in it.
+      constexpr std::size_t word = alignof(F) >= 8 ? 8 : 4, bytes = (sizeof(F) + word - 1) / word * word;
+      static_assert(bytes <= bulk_inline_fn_bytes && word <= bulk_inline_fn_align);
+      alignas(F) alignas(word) unsigned char buf[bytes];
+      exec::load_shared_words<word, bytes>(buf, device_bulk_inline_fn_of(j));
       const F& f = *std::launder(reinterpret_cast<const F*>(buf));
       std::uint32_t k = 0;
       do {  // a shared job has share_min_items indices or more: one chunk at least

@@ -77,8 +77,10 @@ __device__ inline std::uint32_t smem_addr(const void* p) noexcept {
 }
 // Copies Bytes from shared memory at src into dst, in words of Word bytes. Each load is an
 // asm volatile statement, so the compiler issues it where it stands (a plain load was sunk
-// past the branch that waits on the descriptor), and never before an earlier volatile asm
-// such as the try_wait that acquired the job.
+// past the branch that waits on the descriptor). It must not rise above the try_wait that
+// acquired the job: clang models a volatile asm as touching any memory (a barrier to its
+// scheduler), though the language does not promise it, and src depends on the job pointer
+// read after that wait.
 template <std::size_t Word, std::size_t Bytes>
 __device__ __forceinline__ void load_shared_words(void* dst, const void* src) noexcept {
   static_assert(Bytes % Word == 0 && (Word == 4 || Word == 8));
