@@ -111,8 +111,8 @@ WEFT_HOST_DEVICE weft::task<int> bulk_edge_codes(int* calls) {
 
 // Writes its own values just before each step, which reads them: the step's calls must
 // see the task's writes (the hand-over releases them), and the task the calls'. The task
-// checks 16 of the step's results each step (all n would keep it busy so long between
-// steps that its idle blockmates leave) and every result of the last step. Returns the
+// checks 16 of the step's results each step (a short check keeps its steps close
+// together, as a chain of steps runs) and every result of the last step. Returns the
 // number of wrong values.
 WEFT_HOST_DEVICE inline unsigned written_at(int s, std::size_t i) {
   return static_cast<unsigned>(s) * 8u + static_cast<unsigned>(i) + 1u;  // (7s + i) + (s + 1)
@@ -175,6 +175,14 @@ bool sharing_checkable(weft::runtime& rt) {
   const char* share = std::getenv("WEFT_BLOCK_SHARE");
   const bool sharing = share == nullptr || std::strcmp(share, "0") != 0;
   return workers >= 4 && workers % 4 == 0 && sharing && std::getenv("WEFT_TEST_SMALL") == nullptr;
+}
+
+// Starts rt's kernel with a trivial root, lets its idle workers publish their counts, and
+// returns them (zeros on the host backend): the counts a test compares against later.
+weft::exec::device_stats stats_once_started(weft::runtime& rt) {
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
 }
 
 // Tasks that yield beside tasks that await bulk steps: both finish.
@@ -264,9 +272,7 @@ TEST_CASE("a task alone in its warp runs small dependent bulk steps without a re
     shared_array<unsigned> a(n), b(n);
     const std::vector<unsigned> ra = dependent_steps_reference(a.data(), n, 89, steps);
     weft::runtime rt(any_backend_config());
-    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
-    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+    const auto before = stats_once_started(rt);
     REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
                         a.data(), b.data(), n, steps) == 0);
     std::size_t wrong = 0;
@@ -300,9 +306,7 @@ TEST_CASE("a lone task's larger inline bulk steps run on its block's idle warps,
     shared_array<unsigned> a(n), b(n);
     const std::vector<unsigned> ra = dependent_steps_reference(a.data(), n, 83, steps);
     weft::runtime rt(any_backend_config());
-    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
-    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+    const auto before = stats_once_started(rt);
     auto chain = rt.spawn([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) { return dependent_steps(x, y, m, k); },
                           a.data(), b.data(), n, steps);
     std::vector<weft::host_handle<int>> small;
@@ -381,9 +385,7 @@ TEST_CASE("a lone task's inline bulk steps run callables too large or not trivia
     for (std::size_t i = 0; i < n; ++i) dst[i] = src[(i + 1) % n] * 3u + (s % 2 == 0 ? table_add(i) : 5u);
   }
   weft::runtime rt(any_backend_config());
-  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
-  const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+  const auto before = stats_once_started(rt);
   REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(unsigned* x, unsigned* y, std::size_t m, int k) {
     return steps_with_framed_callables(x, y, m, k);
   }, a.data(), b.data(), n, steps) == 0);
@@ -423,9 +425,7 @@ TEST_CASE("a lone task's bulk steps see the writes the task made just before eac
   for (std::size_t n : {std::size_t{31}, std::size_t{256}, std::size_t{2048}, std::size_t{4096}}) {
     shared_array<unsigned> mine(n), out(n);
     weft::runtime rt(any_backend_config());
-    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
-    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+    const auto before = stats_once_started(rt);
     INFO("n = " << n);
     // Enough steps for idle blockmates to join (they nap up to park_max_ns first).
     const int steps = std::getenv("WEFT_TEST_SMALL") != nullptr ? 100 : 400;
@@ -443,9 +443,7 @@ TEST_CASE("a lone task's bulk steps see the writes the task made just before eac
 TEST_CASE("bulk steps whose callables capture nothing or three chars run, on every path", "[bulk]") {
   for (std::size_t n : {std::size_t{31}, std::size_t{256}, std::size_t{4096}}) {
     weft::runtime rt(any_backend_config());
-    REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; }) == 0);  // the kernel runs
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle workers publish their counts
-    const auto before = rt.device() ? rt.device()->stats() : weft::exec::device_stats{};
+    const auto before = stats_once_started(rt);
     INFO("n = " << n);
     REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(std::size_t k) { return tiny_callable_steps(k, 300); }, n) == 600);
     if (sharing_checkable(rt) && n == 256) {  // the servers ran some (and read the copies)
