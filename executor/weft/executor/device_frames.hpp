@@ -90,6 +90,22 @@ class device_frames {
   // cache may be null (outside a worker lane: teardown).
   static constexpr std::uint8_t live_frame = 1, live_object = 2;
 
+  // The common cases, inline (device_hooks.hpp): a block from the lane's own cache, and a
+  // block back into it while it has room. Each is a load and a store of the lane's cache
+  // (which no other lane touches); `false`: the caller takes the out-of-line path below.
+  WEFT_HOST_DEVICE static bool take_cached(lane_cache& cache, unsigned c, std::uint32_t* g) noexcept {
+    std::uint8_t& k = cache.count[c];
+    if (k == 0) return false;
+    *g = cache.slots[c][--k];
+    return true;
+  }
+  WEFT_HOST_DEVICE static bool give_cached(lane_cache& cache, unsigned c, std::uint32_t g) noexcept {
+    std::uint8_t& k = cache.count[c];
+    if (k == lane_cache_depth) return false;
+    cache.slots[c][k++] = g;
+    return true;
+  }
+
   WEFT_HOST_DEVICE void* allocate(std::size_t n, lane_cache* cache, unsigned shard,
                                   std::uint8_t mark = live_frame) noexcept {
     const int c = size_class_pool::class_of(n);
@@ -99,10 +115,7 @@ class device_frames {
     if (cache != nullptr && static_cast<unsigned>(c) < lane_cache_classes) {
       std::uint8_t& k = cache->count[c];
       if (k == 0) k = static_cast<std::uint8_t>(take(static_cast<unsigned>(c), cache->slots[c], lane_cache_depth, shard));
-      if (k != 0) {
-        g = cache->slots[c][--k];
-        got = true;
-      }
+      got = take_cached(*cache, static_cast<unsigned>(c), &g);
     } else {
       got = take(static_cast<unsigned>(c), &g, 1, shard) != 0;
     }
@@ -121,7 +134,7 @@ class device_frames {
         give(c, &cache->slots[c][refill], lane_cache_depth - refill, shard);
         k = refill;
       }
-      cache->slots[c][k++] = g;
+      give_cached(*cache, c, g);
       return;
     }
     give(c, &g, 1, shard);

@@ -37,6 +37,20 @@ __device__ inline size_class_pool* g_device_frame_pool = nullptr;  // run_inline
 // which its own launch writes.
 static __constant__ device_sched* g_device_sched = nullptr;  // the persistent kernel's
 static __constant__ detail::io_link g_device_io{};           // its mailboxes (a copy of g_device_sched->io)
+// The words of g_device_sched that a task's spawn, join and free read, copied into the
+// constant bank at the same time (program_launch; tearing_down by program_teardown before
+// its kernels). In g_device_sched's own line each is a global load, and under load the SM's
+// L1 seldom keeps it: any acquire of any warp there drops the L1. A lane's own chain of
+// such loads is paid in full, since a warp's diverged lanes do not overlap their stalls
+// (docs/benchmarks.md, twenty-fourth session).
+struct worker_consts {
+  lane_cache* caches;          // device_sched::caches
+  device_worker* workers;      // device_sched::workers
+  char* arena;                 // device_sched::arena
+  std::uint8_t* block_live;    // device_sched::block_live
+  std::uint32_t tearing_down;  // 1 while the teardown kernels run (no lane caches; device_program.hpp)
+};
+static __constant__ worker_consts g_worker_consts{};
 
 // The calling lane's place in the worker kernel (1-D grid, warps are workers).
 struct lane_ids {
@@ -300,13 +314,14 @@ __device__ inline bool device_await_word_in_place(std::uint64_t& word, std::uint
 __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {
   auto* d = static_cast<exec::device_sched*>(sched);
   const exec::lane_ids id = exec::current_lane_ids();
+  const std::uint32_t home = t->home;  // before the atomic load: spawn_on's store, forwarded
   if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
-  if (t->home != no_home && t->home != id.worker) {
-    exec::push_inbox(*d, t->home, t);  // pinned elsewhere: never full
+  if (home != no_home && home != id.worker) {
+    exec::push_inbox(*d, home, t);  // pinned elsewhere: never full
   } else if (!exec::enqueue_from_lane(*d, id, t, /*may_fail=*/true)) {
     return errc::queue_full;
   }
-  cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(d->workers[id.worker].stats.spawned)
+  cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(exec::g_worker_consts.workers[id.worker].stats.spawned)
       .fetch_add(1, cuda::std::memory_order_relaxed);
   return errc{};
 }
@@ -323,7 +338,8 @@ __device__ inline void device_schedule(task_header* t) noexcept {
 __device__ inline void device_destroy_frame(void* frame) noexcept {
   exec::device_sched* d = exec::g_device_sched;
   if (d == nullptr) return coro_handle{frame}.destroy();  // run_inline kernels: shallow chains
-  exec::lane_cache& lc = d->caches[d->tearing_down ? 0 : exec::current_lane_ids().global_lane];
+  const exec::worker_consts& k = exec::g_worker_consts;
+  exec::lane_cache& lc = k.caches[k.tearing_down ? 0 : exec::current_lane_ids().global_lane];
   if (lc.destroying) {
     promise_of(frame).continuation = lc.destroy_head;
     lc.destroy_head = frame;
@@ -338,10 +354,12 @@ __device__ inline void device_destroy_frame(void* frame) noexcept {
   lc.destroying = 0;
 }
 
+// (The executor is this module's: a root runs and dies only in the kernel it was spawned
+// in, so t->sched is g_device_sched and need not be loaded.)
 __device__ inline void device_destroy_root(task_header* t) noexcept {
-  auto* d = static_cast<exec::device_sched*>(t->sched);
-  if (!d->tearing_down)
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(d->workers[exec::current_lane_ids().worker].stats.destroyed)
+  const exec::worker_consts& k = exec::g_worker_consts;
+  if (!k.tearing_down)
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(k.workers[exec::current_lane_ids().worker].stats.destroyed)
         .fetch_add(1, cuda::std::memory_order_relaxed);
   device_destroy_frame(frame_of(t));
 }
@@ -462,13 +480,41 @@ __device__ inline mailbox* device_mailbox_for(opcode op) noexcept {
 }
 
 
+// The pool's out-of-line paths: a lane cache that is empty or full, the teardown kernels
+// (no lane caches), blocks larger than the cached classes.
+__device__ inline __attribute__((noinline)) void* device_frame_allocate_slow(exec::device_sched& d, std::size_t n,
+                                                                             std::uint8_t mark) noexcept {
+  const exec::lane_ids id = exec::current_lane_ids();
+  exec::lane_cache* c = exec::g_worker_consts.tearing_down ? nullptr : &d.caches[id.global_lane];
+  void* p = exec::device_frames(d).allocate(n, c, id.worker, mark);
+  if (p == nullptr && c != nullptr) p = exec::reclaim_then_allocate(d, n, *c, id.worker, mark);
+  return p;
+}
+__device__ inline __attribute__((noinline)) void device_frame_deallocate_slow(exec::device_sched& d, void* f,
+                                                                               std::size_t n) noexcept {
+  const exec::lane_ids id = exec::current_lane_ids();
+  exec::lane_cache* c = exec::g_worker_consts.tearing_down ? nullptr : &d.caches[id.global_lane];
+  exec::device_frames(d).deallocate(f, n, c, id.worker);
+}
+
+// A worker lane's cached size class of an n-byte frame, or -1 (not cached, or teardown).
+__device__ inline int device_cached_class(std::size_t n) noexcept {
+  const int c = exec::size_class_pool::class_of(n);  // folds: n is the frame's constant size
+  return c >= 0 && static_cast<unsigned>(c) < exec::lane_cache_classes && !exec::g_worker_consts.tearing_down ? c : -1;
+}
+
+// Inline: the lane's own cache, with the pool's addresses from the constant bank (a
+// dependent load of the cache's count, then of its slot; nothing else waited on).
 __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark = exec::device_frames::live_frame) noexcept {
   if (exec::device_sched* d = exec::g_device_sched) {
-    const exec::lane_ids id = exec::current_lane_ids();
-    exec::lane_cache* c = d->tearing_down ? nullptr : &d->caches[id.global_lane];
-    void* p = exec::device_frames(*d).allocate(n, c, id.worker, mark);
-    if (p == nullptr && c != nullptr) p = exec::reclaim_then_allocate(*d, n, *c, id.worker, mark);
-    return p;
+    const exec::worker_consts& k = exec::g_worker_consts;
+    std::uint32_t g = 0;
+    if (const int c = device_cached_class(n);
+        c >= 0 && exec::device_frames::take_cached(k.caches[exec::current_lane_ids().global_lane], c, &g)) {
+      k.block_live[g] = mark;
+      return k.arena + std::uint64_t{g} * exec::device_frames::granule;
+    }
+    return device_frame_allocate_slow(*d, n, mark);
   }
   exec::size_class_pool* p = exec::g_device_frame_pool;
   return p ? p->allocate(n) : nullptr;
@@ -476,9 +522,16 @@ __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark =
 
 __device__ inline void device_frame_deallocate(void* f, std::size_t n) noexcept {
   if (exec::device_sched* d = exec::g_device_sched) {
-    const exec::lane_ids id = exec::current_lane_ids();
-    exec::lane_cache* c = d->tearing_down ? nullptr : &d->caches[id.global_lane];
-    return exec::device_frames(*d).deallocate(f, n, c, id.worker);
+    const exec::worker_consts& k = exec::g_worker_consts;
+    const std::uint32_t g = static_cast<std::uint32_t>(
+        static_cast<std::uint64_t>(static_cast<char*>(f) - k.arena) / exec::device_frames::granule);
+    if (const int c = device_cached_class(n); c >= 0) {
+      if (exec::device_frames::give_cached(k.caches[exec::current_lane_ids().global_lane], c, g)) {
+        k.block_live[g] = 0;
+        return;
+      }
+    }
+    return device_frame_deallocate_slow(*d, f, n);
   }
   exec::g_device_frame_pool->deallocate(f, n);
 }

@@ -251,8 +251,6 @@ struct device_sched {
   bulk_slot* bulk_board;      // bulk board (device_bulk.hpp): bulk_board_slots slots
   // the mailboxes to the host reactor (weft/detail/mailbox.hpp)
   detail::io_link io;
-  // teardown (one thread, after the workers ended): no lane caches, lane 0's destroy list
-  std::uint32_t tearing_down;
   // ---- parking (device scope)
   alignas(128) std::uint32_t searching;
   alignas(128) std::uint32_t sleepers;

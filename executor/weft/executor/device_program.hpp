@@ -159,7 +159,6 @@ __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, s
 // device_destroy_frame (device_hooks.hpp), in constant stack.
 __global__ void weft_teardown_destroy(device_sched* d, detail::task_header** roots, const std::uint32_t* count,
                                       std::uint32_t cap, bool mark) {
-  d->tearing_down = 1;
   const std::uint32_t n = *count < cap ? *count : cap;
   if (mark) {
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -189,6 +188,9 @@ int program_launch(device_sched* d, const device_sched& host_view, unsigned bloc
   if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_io, &host_view.io, sizeof host_view.io, 0, cudaMemcpyHostToDevice, s);
       e != cudaSuccess)
     return e;
+  const worker_consts k{host_view.caches, host_view.workers, host_view.arena, host_view.block_live, 0};
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_worker_consts, &k, sizeof k, 0, cudaMemcpyHostToDevice, s); e != cudaSuccess)
+    return e;
   void* args[] = {&d};
   return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&weft_worker_kernel), dim3(blocks), dim3(threads),
                                      args, 0, static_cast<cudaStream_t>(stream));
@@ -200,7 +202,11 @@ int program_unbind(void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   device_sched* none = nullptr;
   const detail::io_link no_io{};
+  const worker_consts no_consts{};
   if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_sched, &none, sizeof none, 0, cudaMemcpyHostToDevice, s);
+      e != cudaSuccess)
+    return e;
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_worker_consts, &no_consts, sizeof no_consts, 0, cudaMemcpyHostToDevice, s);
       e != cudaSuccess)
     return e;
   if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_io, &no_io, sizeof no_io, 0, cudaMemcpyHostToDevice, s);
@@ -227,6 +233,13 @@ int program_attributes(kernel_report* r) {
 // lane caches.
 int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
+  // From here the hooks use no lane cache (device_hooks.hpp, worker_consts), in stream
+  // order before the kernels below.
+  const std::uint32_t one = 1;
+  if (cudaError_t e = cudaMemcpyToSymbolAsync(g_worker_consts, &one, sizeof one, offsetof(worker_consts, tearing_down),
+                                              cudaMemcpyHostToDevice, stream);
+      e != cudaSuccess)
+    return e;
   // Lists the roots `what` asks for and destroys them, a batch at a time, until none is listed.
   auto drain = [&](teardown_list what, bool mark) -> int {
     for (;;) {
