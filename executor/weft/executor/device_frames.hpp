@@ -91,7 +91,7 @@ class device_frames {
   static constexpr std::uint8_t live_frame = 1, live_object = 2;
 
   // The common cases, inline (device_hooks.hpp): a block from the lane's own cache, and a
-  // block back into it while it has room. Each is a load and a store of the lane's cache
+  // block back into it while it has room. Each loads and stores only the lane's cache
   // (which no other lane touches); `false`: the caller takes the out-of-line path below.
   WEFT_HOST_DEVICE static bool take_cached(lane_cache& cache, unsigned c, std::uint32_t* g) noexcept {
     std::uint8_t& k = cache.count[c];

@@ -33,16 +33,17 @@ __device__ inline size_class_pool* g_device_frame_pool = nullptr;  // run_inline
 // a fence with acquire semantics drops the SM's L1, and a request's path has several,
 // so these words, read on every request, spawn and frame allocation, would otherwise be
 // fetched from L2 each time; the constant cache keeps them.
-// Static: each translation unit (each module) has its own pair, and its host shadow,
-// which its own launch writes.
+// Static: each translation unit (each module) has its own copies of these three, and
+// their host shadows, which its own launch writes.
 static __constant__ device_sched* g_device_sched = nullptr;  // the persistent kernel's
 static __constant__ detail::io_link g_device_io{};           // its mailboxes (a copy of g_device_sched->io)
-// The words of g_device_sched that a task's spawn, join and free read, copied into the
-// constant bank at the same time (program_launch; tearing_down by program_teardown before
-// its kernels). In g_device_sched's own line each is a global load, and under load the SM's
-// L1 seldom keeps it: any acquire of any warp there drops the L1. A lane's own chain of
-// such loads is paid in full, since a warp's diverged lanes do not overlap their stalls
-// (docs/benchmarks.md, twenty-fourth session).
+// Words that a task's spawn, frame allocation, free and destruction read: copies of
+// g_device_sched's pointers, written at the same time (program_launch), and the teardown
+// flag (program_teardown sets it before its kernels). In g_device_sched's own line each
+// would be a global load, and under load the SM's L1 seldom keeps it: any acquire of any
+// warp there drops the L1. A lane's own chain of such loads is paid in full, since a
+// warp's diverged lanes do not overlap their stalls (docs/benchmarks.md, twenty-fourth
+// session).
 struct worker_consts {
   lane_cache* caches;          // device_sched::caches
   device_worker* workers;      // device_sched::workers
@@ -354,8 +355,8 @@ __device__ inline void device_destroy_frame(void* frame) noexcept {
   lc.destroying = 0;
 }
 
-// (The executor is this module's: a root runs and dies only in the kernel it was spawned
-// in, so t->sched is g_device_sched and need not be loaded.)
+// (t->sched need not be loaded: only this module's kernels, the workers and the
+// teardown, run or destroy its roots, and their constants name that same runtime.)
 __device__ inline void device_destroy_root(task_header* t) noexcept {
   const exec::worker_consts& k = exec::g_worker_consts;
   if (!k.tearing_down)
@@ -499,7 +500,7 @@ __device__ inline __attribute__((noinline)) void device_frame_deallocate_slow(ex
 
 // A worker lane's cached size class of an n-byte frame, or -1 (not cached, or teardown).
 __device__ inline int device_cached_class(std::size_t n) noexcept {
-  const int c = exec::size_class_pool::class_of(n);  // folds: n is the frame's constant size
+  const int c = exec::size_class_pool::class_of(n);  // folds where n is a frame's constant size
   return c >= 0 && static_cast<unsigned>(c) < exec::lane_cache_classes && !exec::g_worker_consts.tearing_down ? c : -1;
 }
 

@@ -179,7 +179,8 @@ __global__ void weft_flush_caches(device_sched* d) {
     device_frames(*d).flush(d->caches[i], static_cast<unsigned>(i / WEFT_WARP_SIZE));
 }
 
-// Sets this module's constants (device_hooks.hpp: g_device_sched, g_device_io), in stream
+// Sets this module's constants (device_hooks.hpp: g_device_sched, g_device_io,
+// g_worker_consts), in stream
 // order before the launch, and launches the workers.
 int program_launch(device_sched* d, const device_sched& host_view, unsigned blocks, unsigned threads, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
