@@ -180,8 +180,7 @@ __global__ void weft_flush_caches(device_sched* d) {
 }
 
 // Sets this module's constants (device_hooks.hpp: g_device_sched, g_device_io,
-// g_worker_consts), in stream
-// order before the launch, and launches the workers.
+// g_worker_consts), in stream order before the launch, and launches the workers.
 int program_launch(device_sched* d, const device_sched& host_view, unsigned blocks, unsigned threads, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (cudaError_t e = cudaMemcpyToSymbolAsync(g_device_sched, &d, sizeof d, 0, cudaMemcpyHostToDevice, s); e != cudaSuccess)
