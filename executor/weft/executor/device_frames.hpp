@@ -105,6 +105,14 @@ class device_frames {
     cache.slots[c][k++] = g;
     return true;
   }
+  // A block's granule index in `arena`, and back (the hooks' inline paths pass the
+  // constant bank's copy of the arena's address).
+  WEFT_HOST_DEVICE static std::uint32_t granule_in(const char* arena, const void* p) noexcept {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(static_cast<const char*>(p) - arena) / granule);
+  }
+  WEFT_HOST_DEVICE static void* block_in(char* arena, std::uint32_t g) noexcept {
+    return arena + std::uint64_t{g} * granule;
+  }
 
   WEFT_HOST_DEVICE void* allocate(std::size_t n, lane_cache* cache, unsigned shard,
                                   std::uint8_t mark = live_frame) noexcept {
@@ -149,10 +157,8 @@ class device_frames {
   }
 
  private:
-  WEFT_HOST_DEVICE std::uint32_t granule_of(const void* p) const noexcept {
-    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(static_cast<const char*>(p) - d_.arena) / granule);
-  }
-  WEFT_HOST_DEVICE void* block_at(std::uint32_t g) const noexcept { return d_.arena + std::uint64_t{g} * granule; }
+  WEFT_HOST_DEVICE std::uint32_t granule_of(const void* p) const noexcept { return granule_in(d_.arena, p); }
+  WEFT_HOST_DEVICE void* block_at(std::uint32_t g) const noexcept { return block_in(d_.arena, g); }
   WEFT_HOST_DEVICE std::uint32_t* words_of(std::uint32_t g) const noexcept {
     return static_cast<std::uint32_t*>(block_at(g));
   }

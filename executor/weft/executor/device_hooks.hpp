@@ -513,7 +513,7 @@ __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark =
     if (const int c = device_cached_class(n);
         c >= 0 && exec::device_frames::take_cached(k.caches[exec::current_lane_ids().global_lane], c, &g)) {
       k.block_live[g] = mark;
-      return k.arena + std::uint64_t{g} * exec::device_frames::granule;
+      return exec::device_frames::block_in(k.arena, g);
     }
     return device_frame_allocate_slow(*d, n, mark);
   }
@@ -524,8 +524,7 @@ __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark =
 __device__ inline void device_frame_deallocate(void* f, std::size_t n) noexcept {
   if (exec::device_sched* d = exec::g_device_sched) {
     const exec::worker_consts& k = exec::g_worker_consts;
-    const std::uint32_t g = static_cast<std::uint32_t>(
-        static_cast<std::uint64_t>(static_cast<char*>(f) - k.arena) / exec::device_frames::granule);
+    const std::uint32_t g = exec::device_frames::granule_in(k.arena, f);
     if (const int c = device_cached_class(n); c >= 0) {
       if (exec::device_frames::give_cached(k.caches[exec::current_lane_ids().global_lane], c, g)) {
         k.block_live[g] = 0;
