@@ -1,0 +1,17 @@
+#!/bin/bash
+# session 25, call 4: gpu-check and gpu-bench on the build with granule-helpers.patch (the hooks' inline frame
+# paths share device_frames' granule arithmetic), then two A/B rounds against HEAD's device code (lean)
+export LD_LIBRARY_PATH=$PWD/build/cuda/bench
+mkdir -p $OUT/r/ab $OUT/r/bench
+OUT=$OUT/r/check timeout 300 bash scripts/gpu-check > $OUT/r/check-console.txt 2>&1; echo "gpu-check rc=$?" >> $OUT/r/check-console.txt
+grep -n "gpu-check\|test cases\|FAILED\|ERROR SUMMARY" $OUT/r/check-console.txt | tail -14
+OUT=$OUT/r/bench timeout 220 bash scripts/gpu-bench > $OUT/r/bench-console.txt 2>&1; echo "gpu-bench rc=$?" >> $OUT/r/bench-console.txt
+grep -E "rc=|idle_cost|suspended|registers" $OUT/r/bench-console.txt | cut -c1-220 | head -12
+cd build/cuda
+for r in 1 2; do for v in new lean; do
+  b=bench/weft_bench_device; [ $v = lean ] && b=bench/variants/lean/weft_bench_device
+  timeout 60 $b --benchmark_filter='one_task_trip|chained|decision|yield_many/1048576|spawn_many|ping_pong_pinned' --benchmark_out=$OUT/r/ab/$v-$r.json --benchmark_out_format=json > $OUT/r/ab/$v-$r.txt 2>&1
+done; done
+python3 bench/summ.py $OUT/r/ab
+python3 bench/summ.py $OUT/r/bench
+cd $OUT && tar czf r.tgz r && rm -rf r
