@@ -1,6 +1,6 @@
 #!/bin/bash
 # session 25, call 1: A/B of join inlining (inl) against HEAD (lean)
-# three rounds of alternating processes.
+# two rounds of alternating processes.
 export LD_LIBRARY_PATH=$PWD/build/cuda/bench
 mkdir -p $OUT/r/ab
 cd build/cuda

@@ -1,6 +1,6 @@
 #!/bin/bash
 # session 25, call 2: join inlining with a per-root budget of 16 or 4 claims against HEAD (lean)
-# three rounds of alternating processes.
+# two rounds of alternating processes.
 export LD_LIBRARY_PATH=$PWD/build/cuda/bench
 mkdir -p $OUT/r/ab
 cd build/cuda
