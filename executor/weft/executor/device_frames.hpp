@@ -105,6 +105,12 @@ class device_frames {
     cache.slots[c][k++] = g;
     return true;
   }
+  // Records whether granule g's block holds a live frame (`mark`) or is free (0): the one
+  // place that writes block_live (the pool's paths and the hooks' inline ones, which pass
+  // the constant bank's copy of its address).
+  WEFT_HOST_DEVICE static void mark_block(std::uint8_t* block_live, std::uint32_t g, std::uint8_t mark) noexcept {
+    block_live[g] = mark;
+  }
   // A block's granule index in `arena`, and back (the hooks' inline paths pass the
   // constant bank's copy of the arena's address).
   WEFT_HOST_DEVICE static std::uint32_t granule_in(const char* arena, const void* p) noexcept {
@@ -128,14 +134,14 @@ class device_frames {
       got = take(static_cast<unsigned>(c), &g, 1, shard) != 0;
     }
     if (!got) return nullptr;
-    d_.block_live[g] = mark;
+    mark_block(d_.block_live, g, mark);
     return block_at(g);
   }
 
   WEFT_HOST_DEVICE void deallocate(void* p, std::size_t n, lane_cache* cache, unsigned shard) noexcept {
     const unsigned c = static_cast<unsigned>(size_class_pool::class_of(n));
     const std::uint32_t g = granule_of(p);
-    d_.block_live[g] = 0;
+    mark_block(d_.block_live, g, 0);
     if (cache != nullptr && c < lane_cache_classes) {
       std::uint8_t& k = cache->count[c];
       if (k == lane_cache_depth) {

@@ -481,12 +481,18 @@ __device__ inline mailbox* device_mailbox_for(opcode op) noexcept {
 }
 
 
+// The calling lane's frame cache; none in the teardown kernels, whose lanes are not the
+// workers' (program_teardown flushes the caches after them: device_program.hpp).
+__device__ inline exec::lane_cache* device_lane_cache(exec::device_sched& d, const exec::lane_ids& id) noexcept {
+  return exec::g_worker_consts.tearing_down ? nullptr : &d.caches[id.global_lane];
+}
+
 // The pool's out-of-line paths: a lane cache that is empty or full, the teardown kernels
 // (no lane caches), blocks larger than the cached classes.
 __device__ inline __attribute__((noinline)) void* device_frame_allocate_slow(exec::device_sched& d, std::size_t n,
                                                                              std::uint8_t mark) noexcept {
   const exec::lane_ids id = exec::current_lane_ids();
-  exec::lane_cache* c = exec::g_worker_consts.tearing_down ? nullptr : &d.caches[id.global_lane];
+  exec::lane_cache* c = device_lane_cache(d, id);
   void* p = exec::device_frames(d).allocate(n, c, id.worker, mark);
   if (p == nullptr && c != nullptr) p = exec::reclaim_then_allocate(d, n, *c, id.worker, mark);
   return p;
@@ -494,7 +500,7 @@ __device__ inline __attribute__((noinline)) void* device_frame_allocate_slow(exe
 __device__ inline __attribute__((noinline)) void device_frame_deallocate_slow(exec::device_sched& d, void* f,
                                                                                std::size_t n) noexcept {
   const exec::lane_ids id = exec::current_lane_ids();
-  exec::lane_cache* c = exec::g_worker_consts.tearing_down ? nullptr : &d.caches[id.global_lane];
+  exec::lane_cache* c = device_lane_cache(d, id);
   exec::device_frames(d).deallocate(f, n, c, id.worker);
 }
 
@@ -512,7 +518,7 @@ __device__ inline void* device_frame_allocate(std::size_t n, std::uint8_t mark =
     std::uint32_t g = 0;
     if (const int c = device_cached_class(n);
         c >= 0 && exec::device_frames::take_cached(k.caches[exec::current_lane_ids().global_lane], c, &g)) {
-      k.block_live[g] = mark;
+      exec::device_frames::mark_block(k.block_live, g, mark);
       return exec::device_frames::block_in(k.arena, g);
     }
     return device_frame_allocate_slow(*d, n, mark);
@@ -527,7 +533,7 @@ __device__ inline void device_frame_deallocate(void* f, std::size_t n) noexcept 
     const std::uint32_t g = exec::device_frames::granule_in(k.arena, f);
     if (const int c = device_cached_class(n); c >= 0) {
       if (exec::device_frames::give_cached(k.caches[exec::current_lane_ids().global_lane], c, g)) {
-        k.block_live[g] = 0;
+        exec::device_frames::mark_block(k.block_live, g, 0);
         return;
       }
     }

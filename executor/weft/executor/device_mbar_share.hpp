@@ -62,7 +62,8 @@ namespace weft::exec {
 
 template <class T>
 using blk_atomic = cuda::atomic_ref<T, cuda::thread_scope_block>;
-inline constexpr std::uint32_t share_busy = 0x80, share_members = 0x0f;
+inline constexpr std::uint32_t share_busy = 0x80, share_members = (1u << worker_warps_per_block) - 1;
+static_assert(share_members < share_busy, "one member bit per warp of the block, below the busy bit");
 inline constexpr std::uint32_t share_max_servers = worker_warps_per_block - 1;
 inline constexpr std::uint64_t share_idle_ns = 20000;
 // Smaller jobs stay on the task's own warp: a job of at most 2 x 31 indices takes its
