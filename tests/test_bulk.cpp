@@ -285,7 +285,7 @@ TEST_CASE("a task alone in its warp runs small dependent bulk steps without a re
       const auto resumed = after.resumed - before.resumed, inlined = after.inline_bulk - before.inline_bulk;
       INFO("resumes " << resumed << ", inline jobs " << inlined << " in " << steps << " steps");
       if (n <= 2048) {
-        REQUIRE(inlined >= steps * 9 / 10);   // all but the step per trip that goes round the loop
+        REQUIRE(inlined >= steps * 9 / 10);   // all but a step per budget that goes round the loop
         REQUIRE(resumed <= steps / 10 + 2);   // suspending would resume it once per step
       } else {
         REQUIRE(inlined == 0);

@@ -23,7 +23,8 @@
 //            bulk_warps job's collectives want its lanes converged), and at most
 //            inline_jobs_per_trip per trip round the loop: then the job goes the private
 //            way and its task waits in the staging area for the next trip, so the warp
-//            still polls, stops and looks at its queues.
+//            still polls, stops and looks at its queues (that trip makes all of its
+//            looks, also those due only every 4th to 16th trip: worker_loop).
 //   board    a larger job is copied into a free slot of the bulk board (device memory,
 //            bulk_board_slots slots) and sleeping warps get wake tokens. Every warp
 //            looks at the board at the top of each trip round its loop (help_bulk) and

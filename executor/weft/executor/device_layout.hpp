@@ -138,11 +138,16 @@ inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks 
 
 // Inline bulk jobs (device_bulk.hpp). `lone` holds this key, not a flag, so that shared
 // memory left by another kernel of the module cannot read as a lone batch by accident;
-// a warp runs at most inline_jobs_per_trip of them (~100 us of chained_bulk's 256-index
-// steps on an H200; longer for a costly f) before it goes round its loop again (polls,
-// the stop flag, its queues). 1024 instead of 64 gained only 3 % (docs/benchmarks.md).
+// a warp runs at most inline_jobs_per_trip of them (~1 ms of chained_bulk's 256-index
+// steps on an H200; longer for a costly f) before it goes round its loop again, and that
+// trip makes every look the loop otherwise makes every 4th to 16th trip (polls, the stop
+// flag, its inbox and queues: worker_loop). With 64, a trip per budget (~4.3 us, its task
+// re-staged behind a private job) cost chained_bulk 0.067 us a step; the looks due every
+// 16th trip (the host, the stop flag, the inbox) came once per 1,024 steps then too, those
+// due every 4th or 8th (the board, worker 0's mailboxes, timers) every 256 or 512: now
+// once per 1,024 as well (docs/benchmarks.md, twenty-seventh session).
 inline constexpr std::uint32_t lone_batch_key = 0x4c6f6e65u;  // "Lone"
-inline constexpr std::uint32_t inline_jobs_per_trip = 64;
+inline constexpr std::uint32_t inline_jobs_per_trip = 1024;
 
 // A lone task's inline jobs handed to the idle warps of its block through two mbarriers
 // (device_mbar_share.hpp). Shared memory, one per block of the worker kernel.

@@ -5,7 +5,8 @@
 //   1. gather  up to 32 ready tasks in one queue operation per source, in this order:
 //              the warp's staging area (tasks its lanes woke or spawned during the last
 //              batch: tokio's LIFO slot, widened to a warp; at most 24 of them when the
-//              ring also has work, so the ring cannot starve), then every 31st trip the
+//              ring also has work, so the ring cannot starve), then every 31st trip (and
+//              every trip after a spent inline budget: `beat` in worker_loop) the
 //              inject queue, then the warp's own ring (one CAS on its head for the whole
 //              batch), then the warp's home shard of the inject queue.
 //   2. run     lane i resumes task i through the trampoline (detail::run_and_settle)
@@ -45,13 +46,15 @@
 //     that task hands out inline bulk jobs (device_mbar_share.hpp); a parked warp leaves
 //     its nap for it. It serves until ~20 us without a job or until it is wanted elsewhere.
 //   * Frame-pool reclaim (device_frames.hpp): when a lane found the pool dry, each warp
-//     flushes its lanes' frame caches at its next idle trip or 16th busy trip; a parked
+//     flushes its lanes' frame caches at its next idle trip or 16th busy trip (or the
+//     trip after a spent inline budget, as for every "Nth trip" here); a parked
 //     warp leaves its nap for it.
 //   * Pinned tasks (weft::spawn_pinned): another warp that takes one hands it to its
 //     home's inbox (device_worker::inbox). A warp stages its inbox's tasks at the top of
 //     find_work, every 16th busy trip, and leaves its nap for them.
 //   * Worker 0 also polls the host: the stop flag and the submission ring (pinned
-//     memory, system scope), every 16th trip and on every nap while parked.
+//     memory, system scope), every 16th trip (and the trip after a lone task spent its
+//     inline budget: at most inline_jobs_per_trip steps of a chain) and on every nap while parked.
 //   * The reactor's completion rings (device_io.hpp): worker 0 after every 4th batch,
 //     and any warp that finds nothing to run; worker 0 does not park while requests
 //     are in flight, so someone always polls.
@@ -576,20 +579,31 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   }
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
-    if (lane == 0) c.st.inline_left = inline_jobs_per_trip;  // read after gather's __syncwarp
-    if ((trip & 7) == 0 && lane == 0) poll_timers(d);
-    if ((trip & 15) == 0) {
+    // A trip after a spent inline budget (a lone task's inline_jobs_per_trip inline bulk
+    // steps, 16 in-place waits, or a mix that left too little for another wait, since
+    // the last trip; also the first trip) is every cadence's turn (beat 0): such a warp
+    // comes round rarely, so it polls, stops, takes its pinned tasks and looks at the
+    // board and its inject shard on each of those trips, and a chain of inline steps
+    // keeps the warp from them no longer than one budget.
+    std::uint32_t spent = 0;
+    if (lane == 0) {
+      spent = c.st.inline_left < word_wait_cost;
+      c.st.inline_left = inline_jobs_per_trip;  // read after gather's __syncwarp
+    }
+    const std::uint32_t beat = __shfl_sync(full_mask, spent, 0) != 0 ? 0 : trip;
+    if ((beat & 7) == 0 && lane == 0) poll_timers(d);
+    if ((beat & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
-      if ((trip & 255) == 0) publish_stats(c);
+      if ((beat & 255) == 0) publish_stats(c);
       flush_caches_if_asked(d, c.st, id, lane);  // a busy warp within 16 batches, too
       if (stopping(c)) break;  // a busy warp still stops within 16 batches
       take_inbox(c);           // and runs its pinned tasks within 16 batches
     }
     // Bulk chunks first (tasks await them): every 4th trip while busy (the board word
     // is one more L2 load per batch), every trip after an empty one.
-    const bool helped = ((trip & 3) == 0 || idle_last) && help_bulk(d, id, lane);
+    const bool helped = ((beat & 3) == 0 || idle_last) && help_bulk(d, id, lane);
     std::uint32_t n = 0;
-    detail::task_header* t = gather(c, trip, &n);
+    detail::task_header* t = gather(c, beat, &n);
     if (n == 0) {
       idle_last = true;
       if (helped) continue;  // more chunks may be open: look again before parking
@@ -608,7 +622,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     // A busy worker 0 drains every 4th batch, after it: a task its last drain woke
     // (in the staging area) runs first. A warp with nothing left drains in find_work,
     // next, and runs what the answers wake at once.
-    if (id == 0 && (trip & 3) == 0 && has_local_work(c)) {
+    if (id == 0 && (beat & 3) == 0 && has_local_work(c)) {
       bool inflight = false;
       poll_mailboxes(d, lane, /*run_here=*/false, &inflight);
     }

@@ -1,0 +1,94 @@
+// A lone task's long chain of inline bulk steps and its warp's other duties. On the GPU
+// the task runs up to inline_jobs_per_trip (1,024) steps per trip round its warp's loop,
+// and the trip after a spent budget makes every look the loop otherwise makes only every
+// 4th to 16th trip (device_worker.hpp, worker_loop). These tests check that a task
+// pinned to that warp and the host's stop reach it within a few budgets of steps.
+//
+// Backend-agnostic: the host backend runs bulk work inside the awaiting task's await, so
+// a chain never yields its thread there; the assertions about what happens during a
+// chain are the GPU's (rt.device() != nullptr), the results are checked on both.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "shared_array.hpp"
+#include "support.hpp"
+
+using weft_test::any_backend_config;
+using weft_test::shared_array;
+
+namespace {
+
+constexpr std::size_t chain_n = 256;  // shared with the block's idle warps on the GPU
+
+WEFT_HOST_DEVICE void store_word(int* w, int v) { weft::detail::device_atomic<int>(*w).store(v, weft::detail::mo_release); }
+
+// Bulk steps over buf until *stop is set or max_steps ran; publishes its count of steps
+// in *progress after each. Returns the steps it ran.
+WEFT_HOST_DEVICE weft::task<int> chain_until(unsigned* buf, int* stop, int* progress, int max_steps) {
+  int s = 0;
+  while (s < max_steps && weft_test::atomic_load(*stop) == 0) {
+    co_await weft::bulk(chain_n, [=] WEFT_HOST_DEVICE(std::size_t i) { buf[i] += 1; });
+    store_word(progress, ++s);
+  }
+  co_return s;
+}
+
+WEFT_HOST_DEVICE weft::task<void> set_word(int* w) {
+  store_word(w, 1);
+  co_return;
+}
+
+}  // namespace
+
+TEST_CASE("a task pinned to the warp of a lone task's long chain of bulk steps runs during the chain",
+          "[bulk][pinned]") {
+  const int max_steps = 5000;  // on the GPU: a look at the inbox only every 16th trip takes 16,384 steps
+  shared_array<unsigned> buf(chain_n);
+  shared_array<int> words(2);  // stop, progress
+  weft::runtime rt(any_backend_config());
+  auto root = [] WEFT_HOST_DEVICE(unsigned* b, int* w, int max) -> weft::task<int> {
+    const std::uint32_t home = 1 % weft::worker_count();
+    auto chain = weft::spawn_pinned(home, chain_until(b, &w[0], &w[1], max));
+    while (weft_test::atomic_load(w[1]) < 200 && weft_test::atomic_load(w[1]) < max) co_await weft::yield();
+    co_await weft::spawn_pinned(home, set_word(&w[0]));
+    co_return co_await std::move(chain);
+  };
+  const int ran = rt.block_on(root, buf.data(), words.data(), max_steps);
+  INFO("the chain ran " << ran << " steps");
+  REQUIRE(words[0] == 1);
+  REQUIRE(ran >= 1);
+  for (std::size_t i = 0; i < chain_n; ++i) REQUIRE(buf[i] == static_cast<unsigned>(ran));
+  if (rt.device() != nullptr) {
+    REQUIRE(ran >= 200);
+    REQUIRE(ran < max_steps);  // the pinned task ran before the chain's end: the warp went round
+  }
+}
+
+TEST_CASE("shutdown stops a runtime whose worker runs a lone task's long chain of bulk steps, and frees its frames",
+          "[bulk][runtime]") {
+  shared_array<unsigned> buf(chain_n);
+  shared_array<int> words(2);  // stop (never set), progress
+  weft::runtime rt(any_backend_config());
+  // The host backend runs a chain to its end before its thread sees the stop: keep it short there.
+  const int max_steps = rt.device() != nullptr ? 2000000 : 2000;
+  auto h = rt.spawn([] WEFT_HOST_DEVICE(unsigned* b, int* w, int max) { return chain_until(b, &w[0], &w[1], max); },
+                    buf.data(), words.data(), max_steps);
+  // Up to 30 s: a kernel start and 300 steps under compute-sanitizer's racecheck are slow.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (weft_test::atomic_load(words[1]) < 300 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int at_stop = weft_test::atomic_load(words[1]);  // the chain stores it through an atomic_ref
+  REQUIRE(at_stop >= 300);
+  rt.shutdown();
+  const auto r = h.try_get();
+  if (rt.device() != nullptr) {
+    REQUIRE_FALSE(r.has_value());
+    REQUIRE(r.error() == weft::errc::shutting_down);
+    INFO("steps after the stop: " << words[1] - at_stop);
+    REQUIRE(words[1] - at_stop < 8 * 1024);  // a look at the stop flag only every 16th trip: up to 16,384
+  } else if (r.has_value()) {
+    REQUIRE(*r == max_steps);
+  }
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
