@@ -165,8 +165,8 @@ WEFT_HOST_DEVICE weft::task<int> tiny_callable_steps(std::size_t n, int steps) {
   co_return ran;
 }
 
-// Whether a test can check the block-sharing counters: on the GPU in whole blocks of 4
-// workers (wherever a lone task runs, it has 2 or 3 blockmates; worker 0 never serves),
+// Whether a test can check the block-sharing counters: on the GPU in whole blocks of
+// worker warps (wherever a lone task runs, it has blockmates; worker 0 never serves),
 // sharing on (WEFT_BLOCK_SHARE=0 turns it off), and not under compute-sanitizer
 // (WEFT_TEST_SMALL), where a step outlasts a server's 20 us idle limit, so servers may
 // leave between steps and sharing may never happen.
@@ -174,7 +174,8 @@ bool sharing_checkable(weft::runtime& rt) {
   const unsigned workers = rt.device() != nullptr ? rt.device()->report().workers : 0;
   const char* share = std::getenv("WEFT_BLOCK_SHARE");
   const bool sharing = share == nullptr || std::strcmp(share, "0") != 0;
-  return workers >= 4 && workers % 4 == 0 && sharing && std::getenv("WEFT_TEST_SMALL") == nullptr;
+  constexpr unsigned per_block = weft::exec::worker_warps_per_block;
+  return workers >= per_block && workers % per_block == 0 && sharing && std::getenv("WEFT_TEST_SMALL") == nullptr;
 }
 
 // Starts rt's kernel with a trivial root, lets its idle workers publish their counts, and
