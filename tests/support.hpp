@@ -86,6 +86,14 @@ WEFT_HOST_DEVICE inline int atomic_add(int& x, int v) noexcept {
 WEFT_HOST_DEVICE inline int atomic_load(int& x) noexcept {
   return weft::detail::device_atomic<int>(x).load(weft::detail::mo_acquire);
 }
+WEFT_HOST_DEVICE inline void atomic_store(int& x, int v) noexcept {
+  weft::detail::device_atomic<int>(x).store(v, weft::detail::mo_release);
+}
+// A task that sets *flag to 1 (release): run where a test wants to see it run.
+WEFT_HOST_DEVICE inline weft::task<void> raise_flag(int* flag) {
+  atomic_store(*flag, 1);
+  co_return;
+}
 WEFT_HOST_DEVICE inline void atomic_max(int& x, int v) noexcept {
   weft::detail::device_atomic<int> a(x);
   int cur = a.load(weft::detail::mo_relaxed);

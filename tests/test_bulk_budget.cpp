@@ -21,22 +21,15 @@ namespace {
 
 constexpr std::size_t chain_n = 256;  // shared with the block's idle warps on the GPU
 
-WEFT_HOST_DEVICE void store_word(int* w, int v) { weft::detail::device_atomic<int>(*w).store(v, weft::detail::mo_release); }
-
 // Bulk steps over buf until *stop is set or max_steps ran; publishes its count of steps
 // in *progress after each. Returns the steps it ran.
 WEFT_HOST_DEVICE weft::task<int> chain_until(unsigned* buf, int* stop, int* progress, int max_steps) {
   int s = 0;
   while (s < max_steps && weft_test::atomic_load(*stop) == 0) {
     co_await weft::bulk(chain_n, [=] WEFT_HOST_DEVICE(std::size_t i) { buf[i] += 1; });
-    store_word(progress, ++s);
+    weft_test::atomic_store(*progress, ++s);
   }
   co_return s;
-}
-
-WEFT_HOST_DEVICE weft::task<void> set_word(int* w) {
-  store_word(w, 1);
-  co_return;
 }
 
 }  // namespace
@@ -50,8 +43,8 @@ TEST_CASE("a task pinned to the warp of a lone task's long chain of bulk steps r
   auto root = [] WEFT_HOST_DEVICE(unsigned* b, int* w, int max) -> weft::task<int> {
     const std::uint32_t home = 1 % weft::worker_count();
     auto chain = weft::spawn_pinned(home, chain_until(b, &w[0], &w[1], max));
-    while (weft_test::atomic_load(w[1]) < 200 && weft_test::atomic_load(w[1]) < max) co_await weft::yield();
-    co_await weft::spawn_pinned(home, set_word(&w[0]));
+    for (int p = 0; p < 200 && p < max; p = weft_test::atomic_load(w[1])) co_await weft::yield();
+    co_await weft::spawn_pinned(home, weft_test::raise_flag(&w[0]));
     co_return co_await std::move(chain);
   };
   const int ran = rt.block_on(root, buf.data(), words.data(), max_steps);

@@ -192,11 +192,6 @@ WEFT_HOST_DEVICE weft::task<int> frame_larger_than_the_pool(unsigned at) {
   co_return big[at % sizeof big];
 }
 
-WEFT_HOST_DEVICE weft::task<void> raise_flag(int* flag) {
-  weft::detail::device_atomic<int>(*flag).store(1, weft::detail::mo_release);
-  co_return;
-}
-
 WEFT_HOST_DEVICE weft::task<void> yield_forever() {
   for (;;) co_await weft::yield();
 }
@@ -364,7 +359,7 @@ TEST_CASE("a task pinned to a warp whose tasks keep waking each other in place s
     auto b = weft::spawn_pinned(b_home, ping_until(evs, max_rounds, 1, flag));
     co_await weft::yield();
     // Pinned to a's warp: it runs only when that warp goes round its loop.
-    co_await weft::spawn_pinned(a_home, raise_flag(&flag[0]));
+    co_await weft::spawn_pinned(a_home, weft_test::raise_flag(&flag[0]));
     const int x = co_await std::move(a);
     const int y = co_await std::move(b);
     co_return (x > 0 && y > 0) ? 1 : 0;
