@@ -86,6 +86,11 @@ struct host_executor::worker {
   std::uint32_t rng = 0;
   unsigned tick = 0;
   bool searching = false;
+  // The coop budget of bulk steps (host_bulk_budget_spent): steps left before the task
+  // that runs them yields, and whether the last such yield is still to be honoured by
+  // the next pick (find_local_work looks at the inject queue and the inbox first).
+  std::uint32_t bulk_steps_left = bulk_steps_per_turn;
+  bool budget_spent = false;
   // Pinned tasks sent here by other threads (send_home): a Treiber stack through `link`,
   // pushed with release CASes and taken whole with an acquire exchange (so the pushers'
   // `link` writes are visible); `pinned_rest` holds what this thread took and has not
@@ -177,11 +182,15 @@ task_header* host_executor::take_pinned(worker& w) noexcept {
 
 // The inject queue first every 61st pick, the inbox every 61st (offset) pick: neither
 // starves behind a busy LIFO slot and ring; otherwise both come after them.
+// The pick after a task spent its bulk budget looks at both first too (as the device's
+// trip after a spent inline budget makes every look of its loop).
 task_header* host_executor::find_local_work(worker& w) {
   ++w.tick;
-  if (w.tick % 61 == 0)
+  const bool spent = w.budget_spent;
+  w.budget_spent = false;
+  if (w.tick % 61 == 0 || spent)
     if (task_header* t = inject_.pop()) return t;
-  if (w.tick % 61 == 30)
+  if (w.tick % 61 == 30 || spent)
     if (task_header* t = take_pinned(w)) return t;
   if (task_header* t = w.lifo.exchange(nullptr, std::memory_order_acquire)) {
     if (++w.lifo_streak <= 3) return t;
@@ -478,6 +487,14 @@ std::uint32_t host_current_worker() noexcept {
 std::uint32_t host_worker_index() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;
   return w ? w->index : no_home;
+}
+bool host_bulk_budget_spent() noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  if (w == nullptr) return false;  // run_inline: no loop to go back to
+  if (--w->bulk_steps_left != 0) return false;
+  w->bulk_steps_left = exec::bulk_steps_per_turn;
+  w->budget_spent = true;
+  return true;
 }
 std::uint32_t host_worker_count(void* sched) noexcept {
   return static_cast<exec::host_executor*>(sched)->worker_count();

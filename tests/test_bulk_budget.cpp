@@ -1,12 +1,11 @@
-// A lone task's long chain of inline bulk steps and its warp's other duties. On the GPU
-// the task runs up to inline_jobs_per_trip (1,024) steps per trip round its warp's loop,
-// and the trip after a spent budget makes every look the loop otherwise makes only every
-// 4th to 16th trip (device_worker.hpp, worker_loop). These tests check that a task
-// pinned to that warp and the host's stop reach it within a few budgets of steps.
-//
-// Backend-agnostic: the host backend runs bulk work inside the awaiting task's await, so
-// a chain never yields its thread there; the assertions about what happens during a
-// chain are the GPU's (rt.device() != nullptr), the results are checked on both.
+// A lone task's long chain of bulk steps and its worker's other duties. On the GPU the
+// task runs up to inline_jobs_per_trip (1,024) steps per trip round its warp's loop, and
+// the trip after a spent budget makes every look the loop otherwise makes only every 4th
+// to 16th trip (device_worker.hpp, worker_loop). On the host the steps run inside the
+// await on the task's thread, and after 1,024 of them the task yields and the thread's
+// next pick looks at its inbox and the inject queue first (host_executor.hpp). These
+// tests check, on both backends, that a task pinned to that worker and the host's stop
+// reach it within a few budgets of steps.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
@@ -36,10 +35,14 @@ WEFT_HOST_DEVICE weft::task<int> chain_until(unsigned* buf, int* stop, int* prog
 
 TEST_CASE("a task pinned to the warp of a lone task's long chain of bulk steps runs during the chain",
           "[bulk][pinned]") {
-  const int max_steps = 5000;  // on the GPU: a look at the inbox only every 16th trip takes 16,384 steps
   shared_array<unsigned> buf(chain_n);
   shared_array<int> words(2);  // stop, progress
   weft::runtime rt(any_backend_config());
+  // On the GPU a look at the inbox only every 16th trip takes 16,384 steps. On the host a
+  // step takes ~0.1 us, so the root, on another thread, may come late by thousands of
+  // them; there the chain must stop at a budget's end (below), long before its own.
+  const bool gpu = rt.device() != nullptr;
+  const int max_steps = gpu ? 5000 : 1000000;
   auto root = [] WEFT_HOST_DEVICE(unsigned* b, int* w, int max) -> weft::task<int> {
     const std::uint32_t home = 1 % weft::worker_count();
     auto chain = weft::spawn_pinned(home, chain_until(b, &w[0], &w[1], max));
@@ -52,10 +55,11 @@ TEST_CASE("a task pinned to the warp of a lone task's long chain of bulk steps r
   REQUIRE(words[0] == 1);
   REQUIRE(ran >= 1);
   for (std::size_t i = 0; i < chain_n; ++i) REQUIRE(buf[i] == static_cast<unsigned>(ran));
-  if (rt.device() != nullptr) {
-    REQUIRE(ran >= 200);
-    REQUIRE(ran < max_steps);  // the pinned task ran before the chain's end: the warp went round
-  }
+  REQUIRE(ran >= 200);
+  REQUIRE(ran < max_steps);  // the pinned task ran before the chain's end: the worker went round
+  // On the host the pinned task runs while the chain is yielded at the end of a budget,
+  // so the chain sees the flag at its next step (on the GPU, one step into a new budget).
+  if (!gpu) REQUIRE(ran % 1024 == 0);
 }
 
 TEST_CASE("shutdown stops a runtime whose worker runs a lone task's long chain of bulk steps, and frees its frames",
@@ -63,8 +67,7 @@ TEST_CASE("shutdown stops a runtime whose worker runs a lone task's long chain o
   shared_array<unsigned> buf(chain_n);
   shared_array<int> words(2);  // stop (never set), progress
   weft::runtime rt(any_backend_config());
-  // The host backend runs a chain to its end before its thread sees the stop: keep it short there.
-  const int max_steps = rt.device() != nullptr ? 2000000 : 2000;
+  const int max_steps = 2000000;  // far more than the test waits for
   auto h = rt.spawn([] WEFT_HOST_DEVICE(unsigned* b, int* w, int max) { return chain_until(b, &w[0], &w[1], max); },
                     buf.data(), words.data(), max_steps);
   // Up to 30 s: a kernel start and 300 steps under compute-sanitizer's racecheck are slow.
@@ -75,13 +78,15 @@ TEST_CASE("shutdown stops a runtime whose worker runs a lone task's long chain o
   REQUIRE(at_stop >= 300);
   rt.shutdown();
   const auto r = h.try_get();
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::shutting_down);
+  INFO("steps after the stop: " << words[1] - at_stop);
   if (rt.device() != nullptr) {
-    REQUIRE_FALSE(r.has_value());
-    REQUIRE(r.error() == weft::errc::shutting_down);
-    INFO("steps after the stop: " << words[1] - at_stop);
     REQUIRE(words[1] - at_stop < 8 * 1024);  // a look at the stop flag only every 16th trip: up to 16,384
-  } else if (r.has_value()) {
-    REQUIRE(*r == max_steps);
+  } else {
+    // ~0.1 us a step: the time shutdown() takes to reach the executor is thousands of
+    // steps there. A chain that never yields would have run to its end and completed.
+    REQUIRE(words[1] < max_steps);
   }
   REQUIRE(rt.live_frame_blocks() == 0);
 }

@@ -19,7 +19,10 @@
 //     run inside the await by the warp's 31 idle lanes, and does not suspend;
 //   * a larger job goes on the bulk board, where idle warps are woken to take chunks.
 // On the host backend the calls run on the awaiting task's worker thread before it goes
-// on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp).
+// on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp); after
+// every 1,024 steps on one thread the task yields once (a coop budget:
+// executor/weft/executor/host_executor.hpp), as the GPU's inline steps go round the
+// warp's loop once per 1,024.
 //
 // f is copied into the awaiting task's frame and called through a const reference from
 // many lanes at once; on the GPU some lanes may call further copies of it (in shared
@@ -172,6 +175,9 @@ struct bulk_awaiter {
     WEFT_HOST_DEVICE job_slot() {}  // no initialisation: make_job constructs it
     bulk_job job;
   } slot;
+#if !WEFT_DEVICE_PASS
+  bool budget_yield = false;  // await_ready ran the job and the thread's budget is spent
+#endif
 
   WEFT_HOST_DEVICE bulk_job& make_job() {
     bulk_job& j = *new (&slot.job) bulk_job;
@@ -202,7 +208,10 @@ struct bulk_awaiter {
     }
 #else
     run_bulk_on_host(make_job());
-    return true;
+    // Every bulk_steps_per_turn steps on one worker thread the task yields here (the job
+    // has run): a chain of steps lets its thread look at its queues and the stop.
+    budget_yield = host_bulk_budget_spent();
+    return !budget_yield;
 #endif
   }
 #if WEFT_DEVICE_PASS
@@ -248,6 +257,12 @@ struct bulk_awaiter {
   template <class P>
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) noexcept {
     task_header* me = promise_of(h.address()).root;
+#if !WEFT_DEVICE_PASS
+    if (budget_yield) {  // the job ran in await_ready: only the yield is left
+      me->act = action::yield;
+      return true;
+    }
+#endif
     if (failed == errc{}) {  // make_job has run
       bulk_job& job = slot.job;
       job.waiter = me;

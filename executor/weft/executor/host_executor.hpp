@@ -13,6 +13,11 @@
 //   * a pinned task (weft::spawn_pinned) runs only on its home worker: any other worker
 //     that takes it pushes it onto the home's inbox (send_home), which the home drains
 //     after its ring, and every 61st pick first; a parked home is woken for it.
+//   * a task's bulk steps (bulk.hpp) run on its own thread, inside the await; after
+//     bulk_steps_per_turn of them on one thread the task yields instead of going on, and
+//     the thread's next pick looks at the inject queue and its inbox first, so a long
+//     chain of steps keeps neither from its thread, nor the stop (a coop budget, as
+//     tokio's, and as the device's inline budget: device_layout.hpp, inline_jobs_per_trip).
 //   * every live root task is in a registry so that shutdown can destroy it.
 //   * sleep_for: a timer heap (min-heap on deadline, then arrival order) guarded by a
 //     mutex and serviced by one timer thread, started on the first sleep. The thread
@@ -63,6 +68,10 @@
 #include "weft/frame_allocator.hpp"
 
 namespace weft::exec {
+
+// Bulk steps a worker thread runs for its tasks before the one running them yields
+// (host_bulk_budget_spent): the device's inline_jobs_per_trip.
+inline constexpr std::uint32_t bulk_steps_per_turn = 1024;
 
 struct host_executor_config {
   unsigned workers = 0;                          // 0: one per hardware thread
