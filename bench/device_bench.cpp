@@ -58,8 +58,9 @@ bench_buffers g_buf;
 constexpr int max_pp_rounds = 10000;
 constexpr std::size_t copy_bytes = std::size_t{1} << 30;
 
-// WEFT_BENCH_WORKERS and WEFT_BENCH_PARK_MAX_NS override the shared runtime's worker
-// warps and longest nap (for sweeps; unset: every warp slot, the default nap).
+// WEFT_BENCH_WORKERS, WEFT_BENCH_PARK_MAX_NS and WEFT_BENCH_RING override the shared
+// runtime's worker warps, longest nap and ring capacity (for sweeps; unset: every warp
+// slot, the default nap, the default ring).
 unsigned env_or(const char* name, unsigned fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
@@ -69,6 +70,7 @@ weft::runtime& shared_runtime() {
   static weft::runtime rt([] {
     weft::config c = bench_config(std::size_t{4} << 30, env_or("WEFT_BENCH_WORKERS", 0));
     c.park_max_ns = env_or("WEFT_BENCH_PARK_MAX_NS", c.park_max_ns);
+    c.local_queue_capacity = env_or("WEFT_BENCH_RING", c.local_queue_capacity);
     return c;
   }());
   return rt;
