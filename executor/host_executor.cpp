@@ -86,9 +86,11 @@ struct host_executor::worker {
   std::uint32_t rng = 0;
   unsigned tick = 0;
   bool searching = false;
-  // The coop budget of bulk steps (host_bulk_budget_spent): steps left before the task
-  // that runs them yields, and whether the last such yield is still to be honoured by
-  // the next pick (find_local_work looks at the inject queue and the inbox first).
+  // The coop budget of bulk steps (host_bulk_budget_spent): steps the task of the current
+  // turn may still run before it yields (reset by run_one for each task it runs, as the
+  // device resets a warp's inline budget every trip), and whether the last such yield is
+  // still to be honoured by the next pick (find_local_work looks at the inbox and the
+  // inject queue first).
   std::uint32_t bulk_steps_left = bulk_steps_per_turn;
   bool budget_spent = false;
   // Pinned tasks sent here by other threads (send_home): a Treiber stack through `link`,
@@ -183,14 +185,18 @@ task_header* host_executor::take_pinned(worker& w) noexcept {
 // The inject queue first every 61st pick, the inbox every 61st (offset) pick: neither
 // starves behind a busy LIFO slot and ring; otherwise both come after them.
 // The pick after a task spent its bulk budget looks at both first too (as the device's
-// trip after a spent inline budget makes every look of its loop).
+// trip after a spent inline budget makes every look of its loop): the inbox before the
+// inject queue, which other workers' searches also drain, while only this thread may
+// run what its inbox holds.
 task_header* host_executor::find_local_work(worker& w) {
   ++w.tick;
   const bool spent = w.budget_spent;
   w.budget_spent = false;
+  if (spent)
+    if (task_header* t = take_pinned(w)) return t;
   if (w.tick % 61 == 0 || spent)
     if (task_header* t = inject_.pop()) return t;
-  if (w.tick % 61 == 30 || spent)
+  if (w.tick % 61 == 30)
     if (task_header* t = take_pinned(w)) return t;
   if (task_header* t = w.lifo.exchange(nullptr, std::memory_order_acquire)) {
     if (++w.lifo_streak <= 3) return t;
@@ -224,6 +230,7 @@ task_header* host_executor::search(worker& w) {
 }
 
 void host_executor::run_one(worker& w, task_header* t) {
+  w.bulk_steps_left = bulk_steps_per_turn;  // this task's turn (host_bulk_budget_spent)
   switch (detail::run_and_settle(t)) {
     case detail::after_run::requeue_now: push_lifo(w, t); break;
     case detail::after_run::requeue_back: push_local(w, t); break;
@@ -490,7 +497,7 @@ std::uint32_t host_worker_index() noexcept {
 }
 bool host_bulk_budget_spent() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;
-  if (w == nullptr) return false;  // run_inline: no loop to go back to
+  if (w == nullptr) return false;  // not a worker thread (run_inline there): no loop to go back to
   if (--w->bulk_steps_left != 0) return false;
   w->bulk_steps_left = exec::bulk_steps_per_turn;
   w->budget_spent = true;

@@ -20,7 +20,7 @@
 //   * a larger job goes on the bulk board, where idle warps are woken to take chunks.
 // On the host backend the calls run on the awaiting task's worker thread before it goes
 // on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp); after
-// every 1,024 steps on one thread the task yields once (a coop budget:
+// 1,024 steps in one turn on its thread the task yields once (a coop budget:
 // executor/weft/executor/host_executor.hpp), as the GPU's inline steps go round the
 // warp's loop once per 1,024.
 //
@@ -171,13 +171,13 @@ struct bulk_awaiter {
   // Built on every step, its stores sat just before the hand-over to other warps, which
   // is a release; without them a chained step took 0.14 us less (docs/benchmarks.md,
   // twenty-third session).
+#if !WEFT_DEVICE_PASS
+  bool budget_yield = false;  // await_ready ran the job and the turn's budget is spent
+#endif
   union job_slot {
     WEFT_HOST_DEVICE job_slot() {}  // no initialisation: make_job constructs it
     bulk_job job;
   } slot;
-#if !WEFT_DEVICE_PASS
-  bool budget_yield = false;  // await_ready ran the job and the thread's budget is spent
-#endif
 
   WEFT_HOST_DEVICE bulk_job& make_job() {
     bulk_job& j = *new (&slot.job) bulk_job;
@@ -208,8 +208,8 @@ struct bulk_awaiter {
     }
 #else
     run_bulk_on_host(make_job());
-    // Every bulk_steps_per_turn steps on one worker thread the task yields here (the job
-    // has run): a chain of steps lets its thread look at its queues and the stop.
+    // After bulk_steps_per_turn steps in one turn the task yields here (the job has run):
+    // a chain of steps lets its thread look at its queues and the stop.
     budget_yield = host_bulk_budget_spent();
     return !budget_yield;
 #endif

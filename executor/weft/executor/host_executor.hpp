@@ -14,10 +14,10 @@
 //     that takes it pushes it onto the home's inbox (send_home), which the home drains
 //     after its ring, and every 61st pick first; a parked home is woken for it.
 //   * a task's bulk steps (bulk.hpp) run on its own thread, inside the await; after
-//     bulk_steps_per_turn of them on one thread the task yields instead of going on, and
-//     the thread's next pick looks at the inject queue and its inbox first, so a long
-//     chain of steps keeps neither from its thread, nor the stop (a coop budget, as
-//     tokio's, and as the device's inline budget: device_layout.hpp, inline_jobs_per_trip).
+//     bulk_steps_per_turn of them in one turn (one pick of the task) it yields instead of
+//     going on, and the thread's next pick looks at its inbox and the inject queue first,
+//     so a long chain of steps keeps neither from its thread, nor the stop (a coop budget,
+//     as tokio's, and as the device's inline budget: device_layout.hpp, inline_jobs_per_trip).
 //   * every live root task is in a registry so that shutdown can destroy it.
 //   * sleep_for: a timer heap (min-heap on deadline, then arrival order) guarded by a
 //     mutex and serviced by one timer thread, started on the first sleep. The thread
@@ -69,7 +69,7 @@
 
 namespace weft::exec {
 
-// Bulk steps a worker thread runs for its tasks before the one running them yields
+// Bulk steps a task may run in one turn on its worker thread before it yields
 // (host_bulk_budget_spent): the device's inline_jobs_per_trip.
 inline constexpr std::uint32_t bulk_steps_per_turn = 1024;
 

@@ -30,8 +30,8 @@ std::uint32_t host_current_worker() noexcept;
 std::uint32_t host_worker_index() noexcept;  // no_home outside a worker thread
 std::uint32_t host_worker_count(void* sched) noexcept;
 void host_send_home(task_header* t) noexcept;
-// Counts one bulk step of the calling worker thread's task; true once every
-// exec::bulk_steps_per_turn steps: the task then yields (bulk.hpp).
+// Counts one bulk step of the calling worker thread's task; true at the
+// exec::bulk_steps_per_turn-th step of its turn: the task then yields (bulk.hpp).
 bool host_bulk_budget_spent() noexcept;
 
 }  // namespace weft::detail
