@@ -166,14 +166,14 @@ struct bulk_awaiter {
   F f;
   std::uint64_t n;
   errc failed{};
+#if !WEFT_DEVICE_PASS
+  bool budget_yield = false;  // await_ready ran the job and the turn's budget is spent
+#endif
   // The descriptor is built (make_job) only when the job is submitted or run on the host:
   // a lone task's inline step stores into the frame only the awaiter's f, n and failed.
   // Built on every step, its stores sat just before the hand-over to other warps, which
   // is a release; without them a chained step took 0.14 us less (docs/benchmarks.md,
   // twenty-third session).
-#if !WEFT_DEVICE_PASS
-  bool budget_yield = false;  // await_ready ran the job and the turn's budget is spent
-#endif
   union job_slot {
     WEFT_HOST_DEVICE job_slot() {}  // no initialisation: make_job constructs it
     bulk_job job;
