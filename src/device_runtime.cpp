@@ -330,7 +330,7 @@ host_completion* device_runtime::take_record_locked() noexcept {
 }
 
 errc device_runtime::submit(const device_program* program, root_create_fn fn, const void* payload, std::size_t bytes,
-                            host_completion** out) noexcept {
+                            std::uint32_t home, host_completion** out) noexcept {
   std::unique_lock lk(m_);
   if (faulted_) return errc::device_fault;
   if (stopping_) return errc::shutting_down;
@@ -343,6 +343,7 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   } else if (program != program_) {
     return errc::invalid_argument;  // device code from a second translation unit (device_program.hpp)
   }
+  if (home != detail::no_home && home >= report_.workers) return errc::invalid_argument;  // known once launched
   host_completion* c = take_record_locked();
   if (c == nullptr) return errc::queue_full;
   const std::uint64_t t = next_ticket_;
@@ -360,6 +361,7 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   host_word(c->state).store(completion_state::pending, std::memory_order_relaxed);
   s.create = fn;
   s.completion = c;
+  s.home = home;
   std::memcpy(s.payload, payload, bytes);
   host_word(s.seq).store(t + 1, std::memory_order_release);  // publishes the slot (system scope on x86)
   next_ticket_ = t + 1;
@@ -512,7 +514,7 @@ device_runtime::device_runtime(const device_runtime_config&) {
   throw weft::error(errc::backend_unavailable, "weft: built without the cuda backend");
 }
 device_runtime::~device_runtime() = default;
-errc device_runtime::submit(const device_program*, root_create_fn, const void*, std::size_t,
+errc device_runtime::submit(const device_program*, root_create_fn, const void*, std::size_t, std::uint32_t,
                             host_completion**) noexcept {
   return errc::backend_unavailable;
 }

@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support.hpp"
 
@@ -266,6 +267,44 @@ TEST_CASE("spawn_pinned to a worker that does not exist fails the handle with in
   };
   REQUIRE(rt.block_on(root) == 23);
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+}
+
+TEST_CASE("roots the host pins with runtime::spawn_pinned resume only on their worker", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto one = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };
+  REQUIRE(rt.block_on(one) == 1);  // on the cuda backend the worker count is known once the kernel runs
+  const std::uint32_t n = rt.workers();
+  REQUIRE(n >= 4);
+  const std::uint32_t homes[4] = {0, n - 1, n / 2, 1};
+  auto root = [] WEFT_HOST_DEVICE(std::uint32_t home, int rounds) { return stays_home(home, rounds); };
+  std::vector<weft::host_handle<int>> hs;
+  for (std::uint32_t home : homes) hs.push_back(rt.spawn_pinned(home, root, home, 20));
+  for (auto& h : hs) REQUIRE(h.get() == 0);  // 0: no resumption off its home
+  // Where the root starts is its home too: the first thing it reads.
+  auto where = [] WEFT_HOST_DEVICE() -> weft::task<std::uint32_t> { co_return weft::this_worker(); };
+  for (std::uint32_t home : homes) REQUIRE(rt.spawn_pinned(home, where).get() == home);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+}
+
+TEST_CASE("runtime::spawn_pinned to a worker that does not exist reports invalid_argument and creates no root",
+          "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto one = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };
+  // Before the first root, too: the cuda backend starts its kernel, then checks.
+  auto early = rt.spawn_pinned(1u << 30, one).try_get();
+  REQUIRE_FALSE(early.has_value());
+  REQUIRE(early.error() == weft::errc::invalid_argument);
+  const std::uint32_t n = rt.workers();
+  REQUIRE(n >= 4);
+  for (std::uint32_t bad : {n, n + 7, weft::no_worker}) {
+    auto h = rt.spawn_pinned(bad, one);
+    REQUIRE_FALSE(h.valid());
+    const auto r = h.try_get();
+    REQUIRE_FALSE(r.has_value());
+    REQUIRE(r.error() == weft::errc::invalid_argument);
+  }
+  REQUIRE(rt.live_tasks() == 0);
+  REQUIRE(rt.spawn_pinned(n - 1, one).get() == 1);  // the runtime goes on
 }
 
 TEST_CASE("spawn_pinned of a task whose frame could not be allocated reports out_of_memory, whatever the worker",

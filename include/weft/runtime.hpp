@@ -254,7 +254,23 @@ class runtime {
   // Starts fn(args...) on the backend and returns at once; the runtime keeps running
   // it while the host does other work. The handle's get() waits for the value.
   template <class F, class... Args>
-  host_handle<detail::root_value_t<F, Args...>> spawn(F&& fn, Args... args);
+  host_handle<detail::root_value_t<F, Args...>> spawn(F&& fn, Args... args) {
+    return spawn_root(detail::no_home, static_cast<F&&>(fn), args...);
+  }
+
+  // As spawn, with the root pinned to worker `worker` (< workers()), as weft::spawn_pinned
+  // pins a task spawned by a task: every resumption of it runs on that worker (a warp on
+  // the cuda backend, a thread on the host backend). A worker out of range (no_worker
+  // too): the handle reports errc::invalid_argument and the root is not created.
+  template <class F, class... Args>
+  host_handle<detail::root_value_t<F, Args...>> spawn_pinned(std::uint32_t worker, F&& fn, Args... args) {
+    if (worker == detail::no_home) {  // would read as "any worker" below
+      host_handle<detail::root_value_t<F, Args...>> h;
+      h.failed_ = errc::invalid_argument;
+      return h;
+    }
+    return spawn_root(worker, static_cast<F&&>(fn), args...);  // each backend checks the range
+  }
 
   // Stops the workers and destroys every task still alive (the numbered steps are in
   // host_executor.hpp and device_runtime.hpp). Idempotent; the destructor calls it.
@@ -269,7 +285,8 @@ class runtime {
   // Fault drill: reactor thread i stops serving; its requests fail with host_unavailable.
   void stop_reactor_thread(unsigned i) noexcept;
 
-  // Workers: host threads, or worker warps on the cuda backend.
+  // Workers: host threads, or worker warps on the cuda backend (0 there until the first
+  // root has started the kernel, which sizes itself to the GPU then).
   unsigned workers() const noexcept;
   // Root tasks alive (running, queued or suspended).
   std::size_t live_tasks() const noexcept;
@@ -280,6 +297,9 @@ class runtime {
   exec::device_runtime* device() noexcept;
 
  private:
+  // spawn and spawn_pinned: `home` is the worker the root is pinned to, or detail::no_home.
+  template <class F, class... Args>
+  host_handle<detail::root_value_t<F, Args...>> spawn_root(std::uint32_t home, F&& fn, Args... args);
   exec::host_executor* host_executor_() noexcept;
   std::string fault_suffix() const;
   struct impl;
@@ -287,7 +307,7 @@ class runtime {
 };
 
 template <class F, class... Args>
-host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... args) {
+host_handle<detail::root_value_t<F, Args...>> runtime::spawn_root(std::uint32_t home, F&& fn, Args... args) {
   using task_t = std::invoke_result_t<F&, Args&...>;
   static_assert(detail::is_task_v<task_t>, "spawn/block_on: fn(args...) must return weft::task<T>");
   using T = typename task_t::value_type;
@@ -310,7 +330,7 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... arg
     // backend_unavailable when the device has no such code).
     const exec::root_create_fn create =
         exec::create_fn_address<T, F0, Args...>(dev->cu_context(), dev->ordinal(), dev->side_stream());
-    const errc e = dev->submit(&exec::this_tu_program, create, &payload, sizeof(payload), &h.rec_);
+    const errc e = dev->submit(&exec::this_tu_program, create, &payload, sizeof(payload), home, &h.rec_);
     if (e != errc{}) h.failed_ = e;
     else h.dev_ = dev;
 #else
@@ -323,11 +343,15 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn(F&& fn, Args... arg
     h.failed_ = errc::backend_unavailable;
     return h;
   }
+  if (home != detail::no_home && home >= ex->worker_count()) {
+    h.failed_ = errc::invalid_argument;
+    return h;
+  }
   auto box = std::make_shared<detail::host_box<T>>();
   join_handle<void> j;
   {
     exec::frame_scope frames(ex->frame_allocator(), nullptr);  // the root frame comes from the pool
-    j = detail::spawn_on(ex, detail::host_root_task<T>(detail::host_box_guard<T>(box), fn, args...));
+    j = detail::spawn_on(ex, detail::host_root_task<T>(detail::host_box_guard<T>(box), fn, args...), home);
   }
   if (!j) {
     h.failed_ = j.error();

@@ -37,7 +37,8 @@ struct device_sched;
 // How a root made by the host is created on the device: copies (fn, args) out of
 // `payload` into a new task's frame and spawns it. Instantiated per (F, Args...) in
 // the user's translation unit (device_program.hpp); the host learns its address.
-using root_create_fn = void (*)(device_sched* d, const void* payload, struct host_completion* c);
+// `home`: the worker the root is pinned to (runtime::spawn_pinned), or detail::no_home.
+using root_create_fn = void (*)(device_sched* d, const void* payload, struct host_completion* c, std::uint32_t home);
 
 inline constexpr std::size_t submission_payload_bytes = 192;
 inline constexpr std::size_t completion_value_bytes = 256;
@@ -46,6 +47,7 @@ struct alignas(64) submission {
   std::uint64_t seq;          // the protocol word (see the file comment)
   root_create_fn create;      // device function that creates the root
   host_completion* completion;
+  std::uint32_t home;         // the worker the root is pinned to, or detail::no_home
   alignas(16) unsigned char payload[submission_payload_bytes];
 };
 

@@ -65,12 +65,12 @@ __device__ task<void> host_root(host_completion* c, F f, Args... args) {
 }
 
 template <class T, class F, class... Args>
-__device__ void create_root(device_sched* d, const void* payload, host_completion* c) {
+__device__ void create_root(device_sched* d, const void* payload, host_completion* c, std::uint32_t home) {
   const auto& p = *static_cast<const packed<F, Args...>*>(payload);
   F f = p.head;
   auto make = [c](const F& fn, const Args&... as) { return host_root<T, F, Args...>(c, fn, as...); };
   task<void> t = call_packed(make, p.rest, f);
-  join_handle<void> h = detail::spawn_on(d, std::move(t));
+  join_handle<void> h = detail::spawn_on(d, std::move(t), home);  // home: checked by device_runtime::submit
   if (!h) {
     result<T> r = unexpected(h.error());
     write_completion<T>(c, r);

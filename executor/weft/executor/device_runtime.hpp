@@ -119,11 +119,12 @@ class device_runtime {
   device_runtime(const device_runtime&) = delete;
   device_runtime& operator=(const device_runtime&) = delete;
 
-  // Queues a root for `program`; on success *out is the record to wait on. A null fn (its
-  // device address was not found) is backend_unavailable, after the fault and shutdown
-  // checks.
+  // Queues a root for `program`, pinned to worker `home` (detail::no_home: any worker;
+  // one past the worker count, known once the kernel runs, is invalid_argument); on
+  // success *out is the record to wait on. A null fn (its device address was not found)
+  // is backend_unavailable, after the fault and shutdown checks.
   errc submit(const device_program* program, root_create_fn fn, const void* payload, std::size_t bytes,
-              host_completion** out) noexcept;
+              std::uint32_t home, host_completion** out) noexcept;
   // Blocks until the record is done; returns its error (errc{} on success).
   errc wait(host_completion* c) noexcept;
   bool ready(const host_completion* c) const noexcept;

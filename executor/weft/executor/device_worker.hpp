@@ -113,7 +113,7 @@ __device__ inline void poll_host(device_sched& d) noexcept {
     submission& s = hc->ring[t % submission_ring_size];
     detail::system_atomic<std::uint64_t> seq(s.seq);
     if (seq.load(detail::mo_acquire) != t + 1) return;
-    s.create(&d, s.payload, s.completion);  // reads the payload before the slot is freed
+    s.create(&d, s.payload, s.completion, s.home);  // reads the payload before the slot is freed
     seq.store(t + submission_ring_size, detail::mo_release);
     d.submissions_seen = t + 1;
   }
