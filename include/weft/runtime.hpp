@@ -260,8 +260,12 @@ class runtime {
 
   // As spawn, with the root pinned to worker `worker` (< workers()), as weft::spawn_pinned
   // pins a task spawned by a task: every resumption of it runs on that worker (a warp on
-  // the cuda backend, a thread on the host backend). A worker out of range (no_worker
-  // too): the handle reports errc::invalid_argument and the root is not created.
+  // the cuda backend, a thread on the host backend). A root pinned to a parked warp
+  // starts when that warp's nap ends (at most config::park_max_ns). A worker out of
+  // range (no_worker too): the handle reports errc::invalid_argument and the root is not
+  // created; on the cuda backend the range is known once the kernel runs, so a first
+  // call starts the kernel before it refuses the worker, and a runtime that is shutting
+  // down or faulted reports that instead.
   template <class F, class... Args>
   host_handle<detail::root_value_t<F, Args...>> spawn_pinned(std::uint32_t worker, F&& fn, Args... args) {
     if (worker == detail::no_home) {  // would read as "any worker" below

@@ -15,7 +15,7 @@
 //
 // Host -> device submissions (one producer, the host runtime under its mutex; one
 // consumer, lane 0 of worker 0):
-//   host   writes create/completion/payload of slot t % N, then stores seq = t + 1
+//   host   writes create/completion/home/payload of slot t % N, then stores seq = t + 1
 //          (release, system scope);
 //   device sees seq == t + 1 (acquire, system scope), copies the slot, then stores
 //          seq = t + N (release): the slot is free for ticket t + N.

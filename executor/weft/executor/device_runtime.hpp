@@ -119,10 +119,11 @@ class device_runtime {
   device_runtime(const device_runtime&) = delete;
   device_runtime& operator=(const device_runtime&) = delete;
 
-  // Queues a root for `program`, pinned to worker `home` (detail::no_home: any worker;
-  // one past the worker count, known once the kernel runs, is invalid_argument); on
-  // success *out is the record to wait on. A null fn (its device address was not found)
-  // is backend_unavailable, after the fault and shutdown checks.
+  // Queues a root for `program`, pinned to worker `home` (detail::no_home: any worker; a
+  // home at or past the worker count, known once the kernel runs, is invalid_argument,
+  // after the fault and shutdown checks); on success *out is the record to wait on. A
+  // null fn (its device address was not found) is backend_unavailable, after the fault
+  // and shutdown checks.
   errc submit(const device_program* program, root_create_fn fn, const void* payload, std::size_t bytes,
               std::uint32_t home, host_completion** out) noexcept;
   // Blocks until the record is done; returns its error (errc{} on success).
@@ -152,7 +153,11 @@ class device_runtime {
   // read on the side stream; 0 when the kernel is not running or faulted).
   std::uint64_t io_inflight() const noexcept;
   std::int64_t live_frame_blocks() const noexcept;
-  unsigned worker_count() const noexcept { return report_.workers; }
+  // Under the lock: the first submission may be launching the kernel on another thread.
+  unsigned worker_count() const noexcept {
+    std::lock_guard lk(m_);
+    return report_.workers;
+  }
 
  private:
   errc start_locked(const device_program* program) noexcept;
