@@ -222,7 +222,44 @@ WEFT_HOST_DEVICE weft::task<int> moved_joins(int n) {
   co_return sum;
 }
 
+// After each join the handle must say finished, and it alone frees the frame (spawn.hpp:
+// join_awaiter::await_resume): joined while the child still ran (the joiner parks), joined
+// after it finished (no park), joined through try_await with an error, moved after its
+// join, and joined as an lvalue. Returns the sum of the values, or -1 - (the first check
+// that failed).
+WEFT_HOST_DEVICE weft::task<int> joined_handles_report_finished(int n) {
+  int sum = 0;
+  for (int i = 0; i < n; ++i) {
+    weft::join_handle<int> h = weft::spawn(value_of(i));
+    if (i % 2) {  // wait until it finished: the join then takes await_ready's path
+      for (int spins = 0; !h.is_finished() && spins < 100000; ++spins) co_await weft::yield();
+      if (!h.is_finished()) co_return -1;
+    }
+    sum += co_await h;  // an lvalue: h stays here, holding the frame
+    if (!h.is_finished()) co_return -2;
+    if (i % 3 == 0) {
+      weft::join_handle<int> moved = std::move(h);  // the frame goes with it, and is freed once
+      if (!moved.is_finished() || h.valid()) co_return -3;
+    }
+  }
+  weft::join_handle<int> bad = weft::spawn(fail_below(weft::errc::invalid_argument, 2));
+  weft::result<int> r = co_await weft::try_await(bad);
+  if (r.has_value() || r.error() != weft::errc::invalid_argument || !bad.is_finished()) co_return -4;
+  co_return sum;
+}
+
 }  // namespace
+
+TEST_CASE("a joined handle reports its task finished and frees the frame once, however the join went",
+          "[runtime]") {
+  weft::runtime rt(agnostic());
+  const int n = 200;
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int k) { return joined_handles_report_finished(k); }, n) ==
+          n * (n - 1) / 2);
+  REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
+  rt.shutdown();
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
 
 TEST_CASE("a failure deep in a chain unwinds to try_await, and an uncaught one fails the root", "[runtime]") {
   weft::runtime rt(agnostic());

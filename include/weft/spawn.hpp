@@ -26,10 +26,13 @@ struct join_awaiter {
   using weft_awaitable = void;
   task_header* root;
   errc failed;
+  join_handle<T>* owner;  // the awaited handle: it outlives the await (a temporary lives
+                          // to the end of the full co_await expression)
+  std::uint32_t seen = 0;  // the state word as await_ready read it
 
-  WEFT_HOST_DEVICE bool await_ready() const noexcept {
+  WEFT_HOST_DEVICE bool await_ready() noexcept {
     if (root == nullptr) return Catches;
-    const std::uint32_t s = state_of(root).load(mo_acquire);
+    const std::uint32_t s = seen = state_of(root).load(mo_acquire);
     return (s & task_state::completed) && (Catches || promise_of(frame_of(root)).error == errc{});
   }
   template <class P>
@@ -38,9 +41,10 @@ struct join_awaiter {
     task_header* me = promise_of(h.address()).root;
     root->joiner = me;  // published by the CAS below
     auto st = state_of(root);
-    // ACQUIRE: if the task completed since await_ready, no CAS below runs, and this
-    // load is what makes its writes visible to the joiner.
-    std::uint32_t s = st.load(mo_acquire);
+    // Starts from await_ready's acquire load, not a second one (an L2 round trip, and on
+    // the GPU an L1 invalidation): if the task completed since, the CAS fails and its
+    // failure load (acquire) is what makes the task's writes visible to the joiner.
+    std::uint32_t s = seen;
     const std::uint32_t bits = task_state::awaiter | (Catches ? task_state::awaiter_catches : 0u);
     while (!(s & task_state::completed)) {
       if (st.compare_exchange_weak(s, s | bits, mo_acq_rel, mo_acquire)) {
@@ -53,11 +57,18 @@ struct join_awaiter {
     if (e != errc{} && !Catches) return fail_current(h, e), true;
     return false;
   }
+  // Resuming here, the joiner has seen the task completed (await_ready's or the CAS's
+  // acquire, or the wake-up that completion sent). complete_root touches the frame after
+  // its RMW only to read `joiner`, and only before it wakes a parked joiner, so the frame
+  // is the handle's alone from now on: its drop frees it without the RMW that
+  // release_handle would make (one L2 round trip less per join).
   WEFT_HOST_DEVICE auto await_resume() const {
     if constexpr (Catches) {
       if (root == nullptr) return result<T>(unexpected(failed));
+      owner->owns_frame_ = true;
       return outcome_of<T>(promise_base_of<task_promise<T>>(frame_of(root)));
     } else {
+      owner->owns_frame_ = true;
       return promise_base_of<task_promise<T>>(frame_of(root)).take();
     }
   }
@@ -75,12 +86,16 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI join_handle {
   WEFT_HOST_DEVICE explicit join_handle(errc failed) noexcept : root_(nullptr), failed_(failed) {}
   WEFT_HOST_DEVICE explicit join_handle(detail::task_header* root) noexcept : root_(root), failed_{} {}
   // A moved-from handle is invalid and reports errc::already_taken.
-  WEFT_HOST_DEVICE join_handle(join_handle&& o) noexcept : root_(o.root_), failed_(o.failed_) { o.mark_taken(); }
+  WEFT_HOST_DEVICE join_handle(join_handle&& o) noexcept
+      : root_(o.root_), failed_(o.failed_), owns_frame_(o.owns_frame_) {
+    o.mark_taken();
+  }
   WEFT_HOST_DEVICE join_handle& operator=(join_handle&& o) noexcept {
     if (this != &o) {
       detach();
       root_ = o.root_;
       failed_ = o.failed_;
+      owns_frame_ = o.owns_frame_;
       o.mark_taken();
     }
     return *this;
@@ -95,34 +110,41 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI join_handle {
   WEFT_HOST_DEVICE errc error() const noexcept { return root_ ? errc{} : failed_; }
   // True once the task has finished (with a value or an error).
   WEFT_HOST_DEVICE bool is_finished() const noexcept {
-    return root_ && (detail::state_of(root_).load(detail::mo_acquire) & detail::task_state::completed);
+    return root_ && (owns_frame_ || (detail::state_of(root_).load(detail::mo_acquire) & detail::task_state::completed));
   }
 
-  // Lets the task run on by itself; it frees its frame when it completes.
+  // Lets the task run on by itself; it frees its frame when it completes. (After a join
+  // the handle alone owns the finished frame, and frees it here: join_awaiter::await_resume.)
   WEFT_HOST_DEVICE void detach() noexcept {
-    if (root_) detail::release_handle(root_);
+    if (root_ && owns_frame_) detail::destroy_root(root_);
+    else if (root_) detail::release_handle(root_);
     mark_taken();
   }
 
   // Join: a handle is awaitable once (std::move it, or await the lvalue once).
-  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() & noexcept { return {root_, failed_}; }
-  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() && noexcept { return {root_, failed_}; }
-  WEFT_HOST_DEVICE detail::join_awaiter<T, true> as_result() noexcept { return {root_, failed_}; }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() & noexcept { return {root_, failed_, this}; }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() && noexcept { return {root_, failed_, this}; }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, true> as_result() noexcept { return {root_, failed_, this}; }
 
   WEFT_HOST_DEVICE detail::task_header* native() const noexcept { return root_; }
   // Forgets the task without releasing it: only for a root that shutdown destroyed.
   WEFT_HOST_DEVICE void abandon() noexcept {
     root_ = nullptr;
     failed_ = errc::shutting_down;
+    owns_frame_ = false;
   }
 
  private:
+  template <class, bool>
+  friend struct detail::join_awaiter;
   WEFT_HOST_DEVICE void mark_taken() noexcept {
     root_ = nullptr;
     failed_ = errc::already_taken;
+    owns_frame_ = false;
   }
   detail::task_header* root_;
   errc failed_;
+  bool owns_frame_ = false;  // joined: the task completed and nothing else touches its frame
 };
 
 namespace detail {
