@@ -307,6 +307,23 @@ TEST_CASE("runtime::spawn_pinned to a worker that does not exist reports invalid
   REQUIRE(rt.spawn_pinned(n - 1, one).get() == 1);  // the runtime goes on
 }
 
+TEST_CASE("runtime::spawn_pinned after shutdown reports shutting_down, whatever the worker", "[runtime][pinned]") {
+  weft::runtime rt(pinned_config());
+  auto one = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };
+  REQUIRE(rt.spawn_pinned(0, one).get() == 1);  // the kernel runs: the cuda backend knows its workers
+  const std::uint32_t n = rt.workers();
+  rt.shutdown();
+  for (std::uint32_t w : {0u, n - 1, n, n + 7}) {
+    INFO("worker " << w << " of " << n);
+    const auto r = rt.spawn_pinned(w, one).try_get();
+    REQUIRE_FALSE(r.has_value());
+    REQUIRE(r.error() == weft::errc::shutting_down);
+  }
+  const auto any = rt.spawn(one).try_get();
+  REQUIRE(any.error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_tasks() == 0);
+}
+
 TEST_CASE("spawn_pinned of a task whose frame could not be allocated reports out_of_memory, whatever the worker",
           "[runtime][pinned]") {
   weft::config c = pinned_config();

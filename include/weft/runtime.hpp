@@ -264,8 +264,9 @@ class runtime {
   // starts when that warp's nap ends (at most config::park_max_ns). A worker out of
   // range (no_worker too): the handle reports errc::invalid_argument and the root is not
   // created; on the cuda backend the range is known once the kernel runs, so a first
-  // call starts the kernel before it refuses the worker, and a runtime that is shutting
-  // down or faulted reports that instead.
+  // call starts the kernel before it refuses the worker. A runtime that is shutting
+  // down (or, on the cuda backend, faulted) reports that instead, on both backends,
+  // whatever the worker but no_worker.
   template <class F, class... Args>
   host_handle<detail::root_value_t<F, Args...>> spawn_pinned(std::uint32_t worker, F&& fn, Args... args) {
     if (worker == detail::no_home) {  // would read as "any worker" below
@@ -348,7 +349,8 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn_root(std::uint32_t 
     return h;
   }
   if (home != detail::no_home && home >= ex->worker_count()) {
-    h.failed_ = errc::invalid_argument;
+    // A runtime that is shutting down says so first, as the cuda backend's submit does.
+    h.failed_ = ex->stopping() ? errc::shutting_down : errc::invalid_argument;
     return h;
   }
   auto box = std::make_shared<detail::host_box<T>>();

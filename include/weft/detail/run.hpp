@@ -127,8 +127,9 @@ WEFT_HOST_DEVICE inline void wake_with_error(task_header* t, errc e) noexcept {
   wake(t);
 }
 
-// Drops the reference held by a join handle; the second of {completion, drop}
-// destroys the frame.
+// Drops the reference held by a join handle that was not joined; the second of
+// {completion, drop} destroys the frame. (A joined handle frees it directly:
+// join_awaiter::await_resume says why that is safe.)
 WEFT_HOST_DEVICE inline void release_handle(task_header* t) noexcept {
   const std::uint32_t old = state_of(t).fetch_and(~task_state::handle, mo_acq_rel);
   if (old & task_state::completed) destroy_root(t);
@@ -136,7 +137,9 @@ WEFT_HOST_DEVICE inline void release_handle(task_header* t) noexcept {
 
 // Marks a root completed after run_task returned `completed`, then wakes whoever
 // waits for it. After the RMW the task may be destroyed by its handle's owner at any
-// moment, so nothing below reads it unless a waiter still pins it.
+// moment, so nothing below reads it unless a parked joiner still pins it, and that only
+// until wake(j): the woken joiner owns the frame from then on (join_awaiter::await_resume
+// relies on this), so nothing here may read `t` after the wake.
 WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
   const bool failed = promise_of(frame_of(t)).error != errc{};
   const errc err = promise_of(frame_of(t)).error;

@@ -37,7 +37,8 @@
 //                on roots that never finish, and may clear it again: see DOOMED.)
 //   HANDLE       a join_handle (or the host's block_on) still refers to the task. The
 //                frame is destroyed by whichever of "complete" and "drop the handle"
-//                happens second.
+//                happens second; a handle whose join resumed owns the finished frame
+//                and frees it without clearing the bit (spawn.hpp, await_resume).
 //   AWAITER      a task is parked in join and `joiner` names it; completion wakes it.
 //   AWAITER_CATCHES  the joiner awaited through try_await: an error is a value for it.
 //                Without it, completion with an error makes the joiner unwind.
