@@ -93,10 +93,17 @@ WEFT_HOST_DEVICE inline void end_run_yielded(task_header* t) noexcept {
   state_of(t).fetch_xor(task_state::running | task_state::scheduled, mo_end_yield);
 }
 
+// The wake-up's RMW: sets SCHEDULED and returns the state before it. The task needs
+// queueing when it was not RUNNING (it was idle); otherwise its current runner requeues
+// it (end_run_parked sees SCHEDULED). Every wake below is this RMW and what follows it.
+WEFT_HOST_DEVICE inline std::uint32_t mark_woken(task_header* t, memory_order mo = mo_acq_rel) noexcept {
+  return state_of(t).fetch_or(task_state::scheduled, mo);
+}
+
 // Wakes a parked task. Returns true when the caller must queue it (it was idle); false
 // when its current runner will requeue it (it was still RUNNING: SCHEDULED now tells it).
 WEFT_HOST_DEVICE inline bool wake_needs_queue(task_header* t) noexcept {
-  return (state_of(t).fetch_or(task_state::scheduled, mo_acq_rel) & task_state::running) == 0;
+  return (mark_woken(t) & task_state::running) == 0;
 }
 
 // A pinned task goes straight to its home's inbox, unless the waker is its home.
@@ -105,8 +112,11 @@ WEFT_HOST_DEVICE inline void schedule_woken(task_header* t, std::uint32_t old_st
   else schedule(t);
 }
 
-WEFT_HOST_DEVICE inline void wake(task_header* t) noexcept {
-  const std::uint32_t old = state_of(t).fetch_or(task_state::scheduled, mo_acq_rel);
+// Wakes a parked task: queues it (a pinned one at its home) when it was idle, or leaves
+// it to its runner when it was still RUNNING. acq_rel: the waker's writes go to the
+// task's next runner, and the task's writes before it parked come to the waker.
+WEFT_HOST_DEVICE inline void wake(task_header* t, memory_order mo = mo_acq_rel) noexcept {
+  const std::uint32_t old = mark_woken(t, mo);
   if ((old & task_state::running) == 0) schedule_woken(t, old);
 }
 
@@ -115,8 +125,7 @@ WEFT_HOST_DEVICE inline void wake(task_header* t) noexcept {
 // that warp (ordered by __syncwarp). Relaxed: no acquire, so the SM's L1 stays valid
 // for the task's next resume. The device's private bulk jobs use it.
 WEFT_HOST_DEVICE inline void wake_from_own_warp(task_header* t) noexcept {
-  const std::uint32_t old = state_of(t).fetch_or(task_state::scheduled, WEFT_DEVICE_PASS ? mo_relaxed : mo_acq_rel);
-  if ((old & task_state::running) == 0) schedule_woken(t, old);
+  wake(t, WEFT_DEVICE_PASS ? mo_relaxed : mo_acq_rel);
 }
 
 // Wakes a parked task so that it unwinds with `e` instead of resuming. The write to
