@@ -487,10 +487,6 @@ io_link* host_current_io() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;
   return w ? w->exec->io() : nullptr;
 }
-std::uint32_t host_current_worker() noexcept {
-  exec::host_executor::worker* w = exec::tls_worker;
-  return w ? w->index : 0;
-}
 std::uint32_t host_worker_index() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;
   return w ? w->index : no_home;

@@ -26,7 +26,6 @@ void host_destroy_frame(void* frame) noexcept;
 std::uint64_t host_now_ns() noexcept;
 errc host_schedule_at(task_header* t, std::uint64_t deadline_ns) noexcept;
 io_link* host_current_io() noexcept;
-std::uint32_t host_current_worker() noexcept;
 std::uint32_t host_worker_index() noexcept;  // no_home outside a worker thread
 std::uint32_t host_worker_count(void* sched) noexcept;
 void host_send_home(task_header* t) noexcept;
@@ -153,7 +152,8 @@ WEFT_HOST_DEVICE inline mailbox* current_mailbox(opcode op) noexcept {
   return device_mailbox_for(op);
 #else
   io_link* io = host_current_io();
-  return io != nullptr ? &io->boxes[mailbox_for(*io, op, host_current_worker())] : nullptr;
+  // host_current_io is non-null on a worker thread only, so the index is a worker's.
+  return io != nullptr ? &io->boxes[mailbox_for(*io, op, host_worker_index())] : nullptr;
 #endif
 }
 
