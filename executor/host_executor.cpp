@@ -100,6 +100,11 @@ struct host_executor::worker {
   std::atomic<task_header*> inbox{nullptr};
   task_header* pinned_rest = nullptr;
   std::atomic<bool> parked{false};
+  // Parking (park()): this worker's own condition variable, so that a wake-up meant for
+  // it (a permit, or a pinned task in its inbox) wakes this thread and no other; and,
+  // under park_m_, whether notify_one_if_needed chose it (and counted it as a searcher).
+  std::condition_variable cv;
+  bool permit = false;
   std::thread thread;
 
   explicit worker(size_class_pool* pool) : cache(pool) {}
@@ -147,6 +152,7 @@ host_executor::host_executor(const host_executor_config& cfg) {
     w->rng = 0x9e3779b9u * (i + 1);
     workers_.push_back(std::move(w));
   }
+  idle_.reserve(n);  // park() never allocates under park_m_
   for (auto& w : workers_) w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
 }
 
@@ -277,11 +283,12 @@ void host_executor::notify_one_if_needed() noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
   if (searching_.load(std::memory_order_seq_cst) != 0 || sleepers_.load(std::memory_order_seq_cst) == 0) return;
   std::lock_guard lk(park_m_);
-  if (permits_ < sleepers_.load(std::memory_order_relaxed)) {
-    ++permits_;
-    searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
-    park_cv_.notify_one();
-  }
+  if (idle_.empty()) return;  // every sleeper holds a permit already
+  worker* v = idle_.back();   // the most recently parked: the warmest caches
+  idle_.pop_back();
+  v->permit = true;
+  searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
+  v->cv.notify_one();
 }
 
 bool host_executor::any_work_visible() const noexcept {
@@ -291,27 +298,49 @@ bool host_executor::any_work_visible() const noexcept {
   return false;
 }
 
-// A pinned task only its home may run: the home parks with `parked` set, and a sender
-// that sees it (after its push and a seq_cst fence; the parker sets the flag, fences,
-// then looks at its inbox: one of them sees the other) wakes every parked thread under
-// park_m_, so the wait below, whose predicate reads the inbox under the lock, cannot
-// miss it. The others find their permits unchanged and wait again.
+// Parking. A worker registers under park_m_ (into idle_, then the sleepers_ count),
+// fences, and looks at every queue and its inbox once more before it waits on its own
+// condition variable, so that no wake-up is lost and none wakes a thread it is not for:
+//   * a pusher publishes its task, fences, then reads sleepers_ (notify_one_if_needed):
+//     one of the two sees the other (Dekker). A pusher that sees the count takes park_m_
+//     after the registration (made under the lock, before the count), finds the worker
+//     in idle_ unless it already holds a permit or left, hands it a permit and notifies
+//     that worker alone;
+//   * send_home publishes into the inbox, fences, then reads `parked`, which the worker
+//     set before its fence, and notifies the home alone; the home's wait reads the inbox
+//     under park_m_ and the sender notifies under it, so the notify cannot fall between
+//     the home's look and its wait;
+//   * shutdown notifies every worker under park_m_ after raising stopping_.
+// A worker that leaves (work seen, its permit, a pinned task, the stop) takes its permit
+// if it has one (the notifier counted it as a searcher), else leaves idle_.
 void host_executor::park(worker& w) {
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::lock_guard lk(park_m_);
+    idle_.push_back(&w);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  }
   w.parked.store(true, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with notify_one_if_needed(), send_home()
   auto pinned_waiting = [&] { return w.inbox.load(std::memory_order_seq_cst) != nullptr; };
   if (any_work_visible() || pinned_waiting() || stopping()) {
-    w.parked.store(false, std::memory_order_relaxed);
-    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    {
+      std::lock_guard lk(park_m_);
+      leave_park_locked(w);
+    }
     std::this_thread::yield();  // work exists but searchers are at their bound
     return;
   }
   std::unique_lock lk(park_m_);
-  park_cv_.wait(lk, [&] { return permits_ > 0 || stopping() || pinned_waiting(); });
-  if (permits_ > 0) {  // taken even when a pinned task woke us: the notifier counted us as a searcher
-    --permits_;
-    w.searching = true;  // counted in searching_ by the notifier (find_work ends it at home)
+  w.cv.wait(lk, [&] { return w.permit || stopping() || pinned_waiting(); });
+  leave_park_locked(w);
+}
+
+void host_executor::leave_park_locked(worker& w) noexcept {
+  if (w.permit) {  // taken even when something else woke us: the notifier counted us as a searcher
+    w.permit = false;
+    w.searching = true;  // find_work ends the search at home, or search() does
+  } else {
+    idle_.erase(std::find(idle_.begin(), idle_.end(), &w));
   }
   w.parked.store(false, std::memory_order_relaxed);
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
@@ -326,7 +355,7 @@ void host_executor::send_home(task_header* t) noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
   if (w.parked.load(std::memory_order_seq_cst)) {
     std::lock_guard lk(park_m_);
-    park_cv_.notify_all();
+    w.cv.notify_one();
   }
 }
 
@@ -452,7 +481,7 @@ void host_executor::shutdown() noexcept {
   stopping_.store(true, std::memory_order_seq_cst);  // 1. refuse new roots
   {
     std::lock_guard lk(park_m_);  // 2. wake every parked worker
-    park_cv_.notify_all();
+    for (auto& w : workers_) w->cv.notify_one();
   }
   for (auto& w : workers_)  // 3. join the workers, then the timer; one thread owns everything from here
     if (w->thread.joinable()) w->thread.join();

@@ -44,6 +44,26 @@ weft::task<void> wait_then_count(weft::event& ev, std::atomic<int>& done) {
   done.fetch_add(1);
 }
 
+weft::task<int> yield_a_little(int k) {
+  for (int i = 0; i < k; ++i) co_await weft::yield();
+  co_return 1;
+}
+
+// Spreads a few unpinned tasks (more than a 2-slot ring holds, so they overflow to the
+// inject queue and wake parked threads), joins them, and says whether it ran at `home`
+// at its start and after every join.
+weft::task<int> home_with_helpers(std::uint32_t home, int helpers) {
+  int at_home = weft::this_worker() == home;
+  std::vector<weft::join_handle<int>> hs;
+  for (int i = 0; i < helpers; ++i) hs.push_back(weft::spawn(yield_a_little(i % 3)));
+  int done = 0;
+  for (auto& h : hs) {
+    done += co_await std::move(h);
+    at_home &= weft::this_worker() == home;
+  }
+  co_return at_home && done == helpers ? 1 : 0;
+}
+
 }  // namespace
 
 TEST_CASE("block_on runs the README example and reports the backend", "[executor]") {
@@ -72,6 +92,37 @@ TEST_CASE("spawned tasks spread to every worker thread and join back", "[executo
     co_return static_cast<int>(ids.size());
   };
   REQUIRE(rt.block_on(root) == 4);
+}
+
+// Sixteen threads on a 2-slot ring, most of them parked most of the time: every round
+// the host pins a root to each worker (each wakes only its home), and each root spreads
+// work that wakes others (a permit names the parked thread it wakes). A lost wake-up
+// leaves a root unfinished; the wait gives up after 10 s rather than hang.
+TEST_CASE("parked worker threads wake for the pinned roots and the work sent to them, and none is lost",
+          "[executor][stress]") {
+  weft::config c = host_config(16);
+  c.local_queue_capacity = 2;
+  weft::runtime rt(c);
+  const std::uint32_t n = rt.workers();
+  REQUIRE(n == 16);
+  for (int round = 0; round < 100; ++round) {
+    if (round % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // all park
+    std::vector<weft::host_handle<int>> hs;
+    for (std::uint32_t w = 0; w < n; ++w)
+      hs.push_back(rt.spawn_pinned(w, [](std::uint32_t home, int k) { return home_with_helpers(home, k); }, w,
+                                   static_cast<int>(w % 5)));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int at_home = 0;
+    for (auto& h : hs) {
+      while (!h.is_ready() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      REQUIRE(h.is_ready());
+      at_home += h.get();
+    }
+    REQUIRE(at_home == static_cast<int>(n));
+  }
+  rt.shutdown();
+  REQUIRE(rt.live_frame_blocks() == 0);
 }
 
 TEST_CASE("a hundred thousand concurrently spawned tasks all complete", "[executor][stress]") {

@@ -7,9 +7,10 @@
 //   * a global inject queue takes submissions from non-worker threads and the overflow
 //     of full local queues; every 61st pick checks it first so it cannot starve;
 //   * a worker that runs dry steals half of a random victim's queue;
-//   * at most half the workers search (steal) at once; the rest park on a condition
-//     variable. A wake-up is sent only when nobody is searching, and the last searcher
-//     to find work wakes the next one, so bursts do not wake every thread.
+//   * at most half the workers search (steal) at once; the rest park, each on its own
+//     condition variable. A wake-up is sent only when nobody is searching, to one parked
+//     worker that it names, and the last searcher to find work wakes the next one, so
+//     bursts do not wake every thread.
 //   * a pinned task (weft::spawn_pinned) runs only on its home worker: any other worker
 //     that takes it pushes it onto the home's inbox (send_home), which the home drains
 //     after its ring, and every 61st pick first; a parked home is woken for it.
@@ -23,8 +24,8 @@
 //     mutex and serviced by one timer thread, started on the first sleep. The thread
 //     waits on a condition variable until the earliest deadline (never spins), pops
 //     every due entry and wakes those tasks outside the lock (wake only queues them).
-//     A dedicated thread rather than idle workers: a worker parked on park_cv_ would
-//     need a second wait source, and a busy worker could delay every timer.
+//     A dedicated thread rather than idle workers: a parked worker would need a second
+//     wait source, and a busy worker could delay every timer.
 //
 // Lost wake-ups are excluded by a Dekker pair of sequentially consistent fences: a
 // pusher publishes its task, fences, then reads the sleeper count; a parker bumps the
@@ -184,6 +185,7 @@ class host_executor {
   void push_local(worker& w, detail::task_header* t);
   void push_lifo(worker& w, detail::task_header* t);
   void park(worker& w);
+  void leave_park_locked(worker& w) noexcept;
   bool any_work_visible() const noexcept;
   void notify_one_if_needed() noexcept;
   bool try_begin_search() noexcept;
@@ -202,9 +204,10 @@ class host_executor {
   std::atomic<bool> shut_down_{false};
   std::atomic<int> searching_{0};
   std::atomic<int> sleepers_{0};
-  std::mutex park_m_;
-  std::condition_variable park_cv_;
-  int permits_ = 0;  // wake-ups granted and not yet taken (guarded by park_m_)
+  std::mutex park_m_;  // guards idle_ and every worker's permit (park())
+  // The parked workers that hold no permit, the most recently parked last; sleepers_
+  // counts them and the parked ones that hold a permit.
+  std::vector<worker*> idle_;
 
 
   detail::io_link io_{};
