@@ -190,6 +190,9 @@ errc device_runtime::start_locked(const device_program* program) noexcept {
   if (errc e = launch_locked(program); e != errc{}) {
     unbind_program(program, cfg_.device, this);
     program_ = nullptr;
+    const int sms = report_.sms;  // the device's; the rest described a kernel that never ran
+    report_ = kernel_report{};
+    report_.sms = sms;
     return e;
   }
   return errc{};

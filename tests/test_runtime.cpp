@@ -544,6 +544,31 @@ TEST_CASE("a second runtime is refused device code that a live runtime runs, and
   REQUIRE(first.try_block_on(one, 5).error() == weft::errc::shutting_down);
 }
 
+TEST_CASE("a cuda runtime whose kernel cannot start reports out_of_memory at each submission, and no workers",
+          "[runtime]") {
+  const char* backend = std::getenv("WEFT_BACKEND");
+  if (backend == nullptr || std::string(backend) != "cuda") {
+    SUCCEED("the host backend allocates its pool when the runtime is made (a throw, tested in [executor])");
+    return;
+  }
+  // More than any GPU's memory, under the 256 GiB limit: allocated at the first submission.
+  weft::runtime rt(agnostic(std::size_t{200} << 30));
+  auto one = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };
+  for (int attempt = 0; attempt < 2; ++attempt) {  // each submission tries to start it again
+    auto r = rt.try_block_on(one, attempt);
+    REQUIRE_FALSE(r.has_value());
+    REQUIRE(r.error() == weft::errc::out_of_memory);
+    REQUIRE(rt.workers() == 0);  // no kernel runs: no worker may be named (spawn_pinned)
+    auto pinned = rt.spawn_pinned(0, one, attempt);
+    REQUIRE(pinned.try_get().error() == weft::errc::out_of_memory);
+  }
+  rt.shutdown();
+  REQUIRE(rt.try_block_on(one, 3).error() == weft::errc::shutting_down);
+  weft::runtime next(agnostic());  // nothing of the failed start stays bound or allocated
+  REQUIRE(next.block_on(one, 4) == 4);
+  REQUIRE(next.workers() > 0);
+}
+
 TEST_CASE("block_on on a runtime that is shutting down reports shutting_down", "[runtime]") {
   weft::runtime rt(agnostic());
   auto root = [] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 1; };

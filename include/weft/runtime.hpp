@@ -291,7 +291,8 @@ class runtime {
   void stop_reactor_thread(unsigned i) noexcept;
 
   // Workers: host threads, or worker warps on the cuda backend (0 there until the first
-  // root has started the kernel, which sizes itself to the GPU then).
+  // root has started the kernel, which sizes itself to the GPU then, and 0 again while a
+  // start failed: each later submission tries again).
   unsigned workers() const noexcept;
   // Root tasks alive (running, queued or suspended).
   std::size_t live_tasks() const noexcept;
