@@ -77,6 +77,41 @@ void BM_host_await_chain(benchmark::State& st) {
 }
 BENCHMARK(BM_host_await_chain)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Two tasks pinned to workers 0 and 1 hand a token back and forth through events, while
+// the runtime's other workers stay parked: each hop wakes a parked home. What a hop costs
+// with that many idle threads beside it (until the thirtieth session every hop woke them
+// all: send_home's notify_all).
+weft::task<int> pinned_pinger(weft::event* evs, int rounds, int side) {
+  for (int r = 0; r < rounds; ++r) {
+    if (side == 1) co_await evs[2 * r + 1].wait();
+    evs[2 * r + 1 - side].set();
+    if (side == 0) co_await evs[2 * r].wait();
+  }
+  co_return rounds;
+}
+
+weft::task<int> pinned_ping_pong(int rounds) {
+  std::vector<weft::event> evs(2 * static_cast<std::size_t>(rounds));
+  auto a = weft::spawn_pinned(0, pinned_pinger(evs.data(), rounds, 0));
+  auto b = weft::spawn_pinned(1, pinned_pinger(evs.data(), rounds, 1));
+  const int x = co_await std::move(a);
+  co_return x + co_await std::move(b);
+}
+
+void BM_host_pinned_hop(benchmark::State& st) {
+  weft::config c = host_only();
+  c.workers = static_cast<unsigned>(st.range(0));
+  weft::runtime rt(c);
+  const int rounds = 2000;
+  for (auto _ : st) {
+    const int r = rt.block_on([](int n) { return pinned_ping_pong(n); }, rounds);
+    if (r != 2 * rounds) st.SkipWithError("wrong rounds");
+  }
+  st.counters["hops_per_s"] =
+      benchmark::Counter(2.0 * rounds * static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_host_pinned_hop)->Arg(2)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();
