@@ -282,12 +282,18 @@ void host_executor::end_search(bool found) noexcept {
 void host_executor::notify_one_if_needed() noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
   if (searching_.load(std::memory_order_seq_cst) != 0 || sleepers_.load(std::memory_order_seq_cst) == 0) return;
-  std::lock_guard lk(park_m_);
-  if (idle_.empty()) return;  // every sleeper holds a permit already
-  worker* v = idle_.back();   // the most recently parked: the warmest caches
-  idle_.pop_back();
-  v->permit = true;
-  searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
+  worker* v;
+  {
+    std::lock_guard lk(park_m_);
+    if (idle_.empty()) return;  // every sleeper holds a permit already
+    v = idle_.back();           // the most recently parked: the warmest caches
+    idle_.pop_back();
+    v->permit = true;
+    searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
+  }
+  // After the unlock, so that v does not wake into a held mutex. The permit is set, and
+  // v reads it under the lock: a v that woke and left meanwhile finds no permit on this
+  // notify and waits on (workers outlive every notifier).
   v->cv.notify_one();
 }
 
@@ -308,8 +314,8 @@ bool host_executor::any_work_visible() const noexcept {
 //     that worker alone;
 //   * send_home publishes into the inbox, fences, then reads `parked`, which the worker
 //     set before its fence, and notifies the home alone; the home's wait reads the inbox
-//     under park_m_ and the sender notifies under it, so the notify cannot fall between
-//     the home's look and its wait;
+//     under park_m_ and the sender takes park_m_ before it notifies, so the notify cannot
+//     fall between the home's look and its wait;
 //   * shutdown notifies every worker under park_m_ after raising stopping_.
 // A worker that leaves (work seen, its permit, a pinned task, the stop) takes its permit
 // if it has one (the notifier counted it as a searcher), else leaves idle_.
@@ -327,7 +333,7 @@ void host_executor::park(worker& w) {
       std::lock_guard lk(park_m_);
       leave_park_locked(w);
     }
-    std::this_thread::yield();  // work exists but searchers are at their bound
+    std::this_thread::yield();  // e.g. work exists but searchers are at their bound
     return;
   }
   std::unique_lock lk(park_m_);
@@ -339,7 +345,7 @@ void host_executor::leave_park_locked(worker& w) noexcept {
   if (w.permit) {  // taken even when something else woke us: the notifier counted us as a searcher
     w.permit = false;
     w.searching = true;  // find_work ends the search at home, or search() does
-  } else {
+  } else {  // no permit: still in idle_ (only a notifier takes a worker out, and it sets the permit)
     idle_.erase(std::find(idle_.begin(), idle_.end(), &w));
   }
   w.parked.store(false, std::memory_order_relaxed);
@@ -354,7 +360,9 @@ void host_executor::send_home(task_header* t) noexcept {
   } while (!w.inbox.compare_exchange_weak(old, t, std::memory_order_release, std::memory_order_relaxed));
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
   if (w.parked.load(std::memory_order_seq_cst)) {
-    std::lock_guard lk(park_m_);
+    // The lock orders this notify after the home's look at its inbox or before it: a
+    // home that looked before our locked section already waits, and one after sees the task.
+    { std::lock_guard lk(park_m_); }
     w.cv.notify_one();
   }
 }

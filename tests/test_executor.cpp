@@ -96,8 +96,10 @@ TEST_CASE("spawned tasks spread to every worker thread and join back", "[executo
 
 // Sixteen threads on a 2-slot ring, most of them parked most of the time: every round
 // the host pins a root to each worker (each wakes only its home), and each root spreads
-// work that wakes others (a permit names the parked thread it wakes). A lost wake-up
-// leaves a root unfinished; the wait gives up after 10 s rather than hang.
+// a few tasks (their pushes hand permits to parked threads, though the home could run
+// them alone: "spawned tasks spread to every worker thread" is the test that needs the
+// permits). A lost wake-up of a home leaves its root unfinished; the wait gives up after
+// 10 s rather than hang.
 TEST_CASE("parked worker threads wake for the pinned roots and the work sent to them, and none is lost",
           "[executor][stress]") {
   weft::config c = host_config(16);
