@@ -374,6 +374,9 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
 
 bool device_runtime::accepts(const device_program* program) const noexcept {
   std::lock_guard lk(m_);
+  // No kernel runs once the runtime stopped or faulted: submit then says so (device_fault,
+  // shutting_down), whichever translation unit asks, rather than invalid_argument.
+  if (faulted_ || stopping_) return true;
   if (program_ != nullptr) return program_ == program;
   return program_free_for(program, cfg_.device, this);
 }

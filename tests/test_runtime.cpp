@@ -517,6 +517,9 @@ TEST_CASE("a cuda runtime refuses device code from a second translation unit, an
   if (std::string(rt.backend_name()) == "cuda") REQUIRE(other == -static_cast<int>(weft::errc::invalid_argument));
   else REQUIRE(other == 7);  // the host backend has no per-module code
   REQUIRE(rt.block_on(one) == 1);
+  rt.shutdown();  // then every translation unit hears why: shutting_down, as for this one
+  REQUIRE(weft_test::block_on_from_another_translation_unit(rt) == -static_cast<int>(weft::errc::shutting_down));
+  REQUIRE(rt.try_block_on(one).error() == weft::errc::shutting_down);
 }
 
 // [apart]: scripts/gpu-check runs it in a process of its own, with a time limit (two

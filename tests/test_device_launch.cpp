@@ -1,0 +1,113 @@
+// The cuda backend's start and shutdown when a step of the device program fails: the
+// kernel's launch (its symbol copies or the cooperative launch), and the clearing of
+// the module's constants at shutdown (device_program::unbind). A CUDA call cannot be made
+// to fail on demand, so these tests submit through a device_program whose launch or
+// unbind reports a CUDA error, built from this translation unit's real one
+// (exec::this_tu_program); the runtime sees the same return codes as from a failed call.
+// On the host backend there is no device program: the tests check nothing there.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "support.hpp"
+
+namespace {
+
+weft::config launch_config() {
+  weft::config c;  // kind = automatic: WEFT_BACKEND decides
+  c.frame_pool_bytes = 64u << 20;
+  if (std::getenv("WEFT_TEST_SMALL") != nullptr) c.workers = 64;  // compute-sanitizer runs
+  return c;
+}
+
+#if WEFT_CUDA_COMPILE
+namespace exec = weft::exec;
+
+constexpr auto echo = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };
+using echo_fn = std::remove_cv_t<decltype(echo)>;
+
+int g_unbinds = 0;                        // calls of unbind_then_report
+cudaError_t g_unbind_error = cudaSuccess;  // what it reports after the real unbind
+
+int launch_refused(exec::device_sched*, const exec::device_sched&, unsigned, unsigned, void*) {
+  return cudaErrorLaunchOutOfResources;  // as a refused cooperative launch would
+}
+int unbind_then_report(void* stream) {
+  ++g_unbinds;
+  const int e = exec::this_tu_program.unbind(stream);  // the constants are cleared for real
+  return e != cudaSuccess ? e : g_unbind_error;
+}
+
+// Submits echo(v) for `program`, as runtime::spawn does for this translation unit's.
+weft::errc submit_echo(exec::device_runtime& dev, const exec::device_program& program, int v,
+                       exec::host_completion** rec) {
+  const exec::packed<echo_fn, int> payload{echo, {v}};
+  const exec::root_create_fn create =
+      exec::create_fn_address<int, echo_fn, int>(dev.cu_context(), dev.ordinal(), dev.side_stream());
+  return dev.submit(&program, create, &payload, sizeof payload, weft::detail::no_home, rec);
+}
+#endif
+
+}  // namespace
+
+TEST_CASE("a kernel launch that fails reports backend_unavailable, unbinds the module and leaves the GPU to the next start",
+          "[runtime]") {
+  weft::runtime rt(launch_config());
+#if WEFT_CUDA_COMPILE
+  exec::device_runtime* dev = rt.device();
+  if (dev == nullptr) {
+    SUCCEED("the host backend launches no kernel");
+    return;
+  }
+  exec::device_program refused = exec::this_tu_program;
+  refused.launch = &launch_refused;
+  refused.unbind = &unbind_then_report;
+  g_unbinds = 0;
+  g_unbind_error = cudaSuccess;
+  for (int attempt = 1; attempt <= 2; ++attempt) {  // each submission tries the start again
+    exec::host_completion* rec = nullptr;
+    REQUIRE(submit_echo(*dev, refused, attempt, &rec) == weft::errc::backend_unavailable);
+    REQUIRE(rec == nullptr);
+    REQUIRE(g_unbinds == attempt);  // the constants a partial launch may have written are cleared
+    REQUIRE(rt.workers() == 0);
+  }
+  REQUIRE(rt.block_on(echo, 7) == 7);  // this module's real program starts: nothing stayed bound
+  REQUIRE(rt.workers() > 0);
+  rt.shutdown();
+  REQUIRE(rt.live_frame_blocks() == 0);
+#else
+  SUCCEED("compiled without CUDA: " << rt.backend_name() << " launches no kernel");
+#endif
+}
+
+TEST_CASE("a runtime whose module constants cannot be cleared at shutdown reports device_fault from then on",
+          "[runtime]") {
+  weft::runtime rt(launch_config());
+#if WEFT_CUDA_COMPILE
+  exec::device_runtime* dev = rt.device();
+  if (dev == nullptr) {
+    SUCCEED("the host backend has no module constants");
+    return;
+  }
+  exec::device_program unclearable = exec::this_tu_program;
+  unclearable.unbind = &unbind_then_report;
+  g_unbinds = 0;
+  g_unbind_error = cudaErrorInvalidValue;
+  exec::host_completion* rec = nullptr;
+  REQUIRE(submit_echo(*dev, unclearable, 5, &rec) == weft::errc{});
+  REQUIRE(dev->wait(rec) == weft::errc{});
+  dev->release(rec);
+  REQUIRE(g_unbinds == 0);
+  rt.shutdown();  // step 4's unbind reports the error: the runtime records it as a fault
+  g_unbind_error = cudaSuccess;
+  REQUIRE(g_unbinds == 1);
+  REQUIRE(dev->fault_message() == cudaGetErrorString(cudaErrorInvalidValue));
+  exec::host_completion* after = nullptr;
+  REQUIRE(submit_echo(*dev, unclearable, 6, &after) == weft::errc::device_fault);
+  auto r = rt.try_block_on(echo, 6);
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::device_fault);
+#else
+  SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no module constants");
+#endif
+}
