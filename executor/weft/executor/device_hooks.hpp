@@ -231,7 +231,8 @@ __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, 
       // against 0.58-0.64 us; docs/benchmarks.md, twenty-second session). The cost is
       // the SM's: each acquire drops the whole L1 (CCTL.IVALL), so the SM's other warps
       // lose their cached lines once a round trip (~0.3 us) for as long as the wait lasts
-      // (at most word_wait_in_place_ns). Not measured beside a busy blockmate.
+      // (at most word_wait_in_place_ns): L1-resident loads of the SM's other warps ran
+      // 6.2x slower beside one such poller on an H100 (bench/experiments/acquire_poll_l1.cu).
       if (w.load(detail::mo_acquire) == want) return true;
     }
     if (probe.busy(st) || globaltimer_ns() - start > word_wait_in_place_ns) return false;
