@@ -360,8 +360,9 @@ void host_executor::send_home(task_header* t) noexcept {
   } while (!w.inbox.compare_exchange_weak(old, t, std::memory_order_release, std::memory_order_relaxed));
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
   if (w.parked.load(std::memory_order_seq_cst)) {
-    // The lock orders this notify after the home's look at its inbox or before it: a
-    // home that looked before our locked section already waits, and one after sees the task.
+    // The empty locked section orders us against the home's look at its inbox, which it
+    // makes under park_m_: a home that looked before it already waits (and is notified),
+    // one that looks after it sees the task.
     { std::lock_guard lk(park_m_); }
     w.cv.notify_one();
   }

@@ -131,9 +131,9 @@ class device_runtime {
   bool ready(const host_completion* c) const noexcept;
   // False when the kernel already runs another translation unit's program, or when
   // another live runtime runs `program` on this device (a module's constants name one
-  // executor). True once the runtime stopped or faulted, so that submit reports that. Asked before anything touches `program`'s module: with CUDA's lazy module
-  // loading, the first use of a module while the persistent kernel runs can wait for
-  // that kernel.
+  // executor). True once the runtime stopped or faulted, so that submit reports that.
+  // Asked before anything touches `program`'s module: with CUDA's lazy module loading,
+  // the first use of a module while the persistent kernel runs can wait for that kernel.
   bool accepts(const device_program* program) const noexcept;
   // Gives a record back (also when it is not done: it is reclaimed once it is).
   void release(host_completion* c) noexcept;

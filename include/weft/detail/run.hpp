@@ -113,8 +113,8 @@ WEFT_HOST_DEVICE inline void schedule_woken(task_header* t, std::uint32_t old_st
 }
 
 // Wakes a parked task: queues it (a pinned one at its home) when it was idle, or leaves
-// it to its runner when it was still RUNNING. acq_rel: the waker's writes go to the
-// task's next runner, and the task's writes before it parked come to the waker.
+// it to its runner when it was still RUNNING. acq_rel (the default): the waker's writes
+// go to the task's next runner, and the task's writes before it parked come to the waker.
 WEFT_HOST_DEVICE inline void wake(task_header* t, memory_order mo = mo_acq_rel) noexcept {
   const std::uint32_t old = mark_woken(t, mo);
   if ((old & task_state::running) == 0) schedule_woken(t, old);
