@@ -215,6 +215,7 @@ errc device_runtime::launch_locked(const device_program* program) noexcept {
   try {
     allocate_memory();
   } catch (const weft::error&) {
+    cudaGetLastError();  // the failed allocation's error is reported here, not left to the caller's thread
     free_memory();
     return errc::out_of_memory;
   }
@@ -372,13 +373,15 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   return errc{};
 }
 
-bool device_runtime::accepts(const device_program* program) const noexcept {
+errc device_runtime::refusal(const device_program* program) const noexcept {
   std::lock_guard lk(m_);
-  // No kernel runs once the runtime stopped or faulted: submit then says so (device_fault,
-  // shutting_down), whichever translation unit asks, rather than invalid_argument.
-  if (faulted_ || stopping_) return true;
-  if (program_ != nullptr) return program_ == program;
-  return program_free_for(program, cfg_.device, this);
+  // A stopped or faulted runtime says so to every translation unit, in submit's order,
+  // before the caller touches the unit's module (another runtime's kernel may run on
+  // this device and hold up a lazy module load).
+  if (faulted_) return errc::device_fault;
+  if (stopping_) return errc::shutting_down;
+  if (program_ != nullptr) return program_ == program ? errc{} : errc::invalid_argument;
+  return program_free_for(program, cfg_.device, this) ? errc{} : errc::invalid_argument;
 }
 
 bool device_runtime::ready(const host_completion* c) const noexcept {
@@ -526,7 +529,7 @@ errc device_runtime::submit(const device_program*, root_create_fn, const void*, 
 }
 errc device_runtime::wait(host_completion*) noexcept { return errc::backend_unavailable; }
 bool device_runtime::ready(const host_completion*) const noexcept { return true; }
-bool device_runtime::accepts(const device_program*) const noexcept { return false; }
+errc device_runtime::refusal(const device_program*) const noexcept { return errc::backend_unavailable; }
 void device_runtime::release(host_completion*) noexcept {}
 void device_runtime::shutdown() noexcept {}
 std::string device_runtime::fault_message() const { return {}; }

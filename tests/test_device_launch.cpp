@@ -5,6 +5,9 @@
 // unbind reports a CUDA error, built from this translation unit's real one
 // (exec::this_tu_program); the runtime sees the same return codes as from a failed call.
 // On the host backend there is no device program: the tests check nothing there.
+// The fake programs are bound (device_runtime.cpp's table) under their own addresses, not
+// this unit's: harmless in this sequential suite, but no other runtime may run this
+// unit's code on the GPU while they do.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>

@@ -545,6 +545,9 @@ TEST_CASE("a second runtime is refused device code that a live runtime runs, and
   first.shutdown();
   REQUIRE(second.block_on(one, 4) == 4);  // and the code is free for the second
   REQUIRE(first.try_block_on(one, 5).error() == weft::errc::shutting_down);
+  // Another translation unit asking the stopped runtime while the second's kernel runs: told
+  // at once, before its module is touched (a lazy load could wait behind that kernel).
+  REQUIRE(weft_test::block_on_from_another_translation_unit(first) == -static_cast<int>(weft::errc::shutting_down));
 }
 
 // [api_error]: its cudaMalloc fails on purpose, which compute-sanitizer reports as an API
@@ -556,8 +559,17 @@ TEST_CASE("a cuda runtime whose kernel cannot start reports out_of_memory at eac
     SUCCEED("the host backend allocates its pool when the runtime is made (a throw, tested in [executor])");
     return;
   }
-  // More than any GPU's memory, under the 256 GiB limit: allocated at the first submission.
-  weft::runtime rt(agnostic(std::size_t{200} << 30));
+  // More than the GPU's memory, under the 256 GiB limit: allocated at the first submission.
+  const std::size_t pool = std::size_t{200} << 30;
+#if WEFT_CUDA_COMPILE
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess || total_bytes >= pool) {
+    cudaGetLastError();
+    SUCCEED("this GPU could hold the pool: nothing to refuse");
+    return;
+  }
+#endif
+  weft::runtime rt(agnostic(pool));
   auto one = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };
   for (int attempt = 0; attempt < 2; ++attempt) {  // each submission tries to start it again
     auto r = rt.try_block_on(one, attempt);

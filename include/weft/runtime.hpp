@@ -297,7 +297,8 @@ class runtime {
   // Root tasks alive (running, queued or suspended).
   std::size_t live_tasks() const noexcept;
   // Frame-pool blocks in use or cached; after shutdown(), the frames still alive (0).
-  // On the cuda backend known only after shutdown() (-1 before).
+  // On the cuda backend known only after shutdown() (-1 before, and -1 after a shutdown
+  // that met a fault: nothing is read from the GPU then).
   std::int64_t live_frame_blocks() const noexcept;
   // The cuda backend's executor (nullptr on the host backend): kernel report, stats.
   exec::device_runtime* device() noexcept;
@@ -328,8 +329,10 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn_root(std::uint32_t 
     static_assert(std::is_void_v<T> || sizeof(T) <= exec::completion_value_bytes, "spawn/block_on: the value is too large");
     const exec::packed<F0, Args...> payload{fn, {args...}};
     static_assert(sizeof(payload) <= exec::submission_payload_bytes, "spawn/block_on: fn and args are too large");
-    if (!dev->accepts(&exec::this_tu_program)) {  // another translation unit: device_program.hpp
-      h.failed_ = errc::invalid_argument;
+    // Stopped, faulted, or another translation unit's kernel (device_program.hpp): said
+    // before this unit's module is touched.
+    if (const errc refused = dev->refusal(&exec::this_tu_program); refused != errc{}) {
+      h.failed_ = refused;
       return h;
     }
     // Null when the look-up failed: submit says why (device_fault, shutting_down, or

@@ -129,17 +129,20 @@ class device_runtime {
   // Blocks until the record is done; returns its error (errc{} on success).
   errc wait(host_completion* c) noexcept;
   bool ready(const host_completion* c) const noexcept;
-  // False when the kernel already runs another translation unit's program, or when
-  // another live runtime runs `program` on this device (a module's constants name one
-  // executor). True once the runtime stopped or faulted, so that submit reports that.
-  // Asked before anything touches `program`'s module: with CUDA's lazy module loading,
-  // the first use of a module while the persistent kernel runs can wait for that kernel.
-  bool accepts(const device_program* program) const noexcept;
+  // Why a submission from `program` would be refused, or errc{}: device_fault or
+  // shutting_down once the runtime faulted or stopped (whichever translation unit asks);
+  // invalid_argument when the kernel already runs another translation unit's program, or
+  // when another live runtime runs `program` on this device (a module's constants name
+  // one executor). Asked before anything touches `program`'s module: with CUDA's lazy
+  // module loading, the first use of a module while a persistent kernel runs (this
+  // runtime's, or another's on the same device) can wait for that kernel.
+  errc refusal(const device_program* program) const noexcept;
   // Gives a record back (also when it is not done: it is reclaimed once it is).
   void release(host_completion* c) noexcept;
 
   void shutdown() noexcept;
-  // The CUDA error that ended the kernel, or "" when none.
+  // The CUDA error that ended the kernel, or that shutdown met clearing the module's
+  // constants (the runtime then counts as faulted too), or "" when none.
   std::string fault_message() const;
 
   void* side_stream() const noexcept { return side_stream_; }
