@@ -282,6 +282,43 @@ WEFT_HOST_DEVICE weft::task<int> pinned_ping_pong_root(pp_slot* slots, unsigned 
   co_return x + y;
 }
 
+// pinned_parked_wake: side 0 sleeps gap_ns before each set, longer than an in-place wait
+// lasts (20 us), so side 1 has parked and its home warp naps when the wake-up comes; the
+// wake goes to that warp's inbox, which it reads once per nap. Side 1 answers at once.
+// lat[2r + 1]: set() to side 1 running again (what the home's nap adds to a wake-up).
+WEFT_HOST_DEVICE weft::task<int> gap_pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side,
+                                            unsigned long long gap_ns) {
+  for (int r = 0; r < rounds; ++r) {
+    pp_slot& mine = slots[2 * r + side];
+    pp_slot& theirs = slots[2 * r + 1 - side];
+    if (side == 1) {
+      co_await mine.ev.wait();
+      lat[2 * r + side] = now_ns() - mine.sent_at;
+    } else {
+      co_await weft::sleep_for(gap_ns);
+    }
+    theirs.sent_at = now_ns();
+    theirs.ev.set();
+    if (side == 0) {
+      co_await mine.ev.wait();
+      lat[2 * r + side] = now_ns() - mine.sent_at;
+    }
+  }
+  co_return rounds;
+}
+
+WEFT_HOST_DEVICE weft::task<int> gap_ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds,
+                                                    unsigned long long gap_ns) {
+  for (int i = 0; i < 2 * rounds; ++i) ::new (&slots[i]) pp_slot{weft::event{}, 0};
+  const std::uint32_t n = weft::worker_count();
+  const std::uint32_t far = n / 2 / 4 * 4 + 1;  // as pinned_ping_pong_root
+  auto a = weft::spawn_pinned(1, gap_pinger(slots, lat, rounds, 0, gap_ns));
+  auto b = weft::spawn_pinned(far < n ? far : n - 1, gap_pinger(slots, lat, rounds, 1, gap_ns));
+  const int x = co_await std::move(a);
+  const int y = co_await std::move(b);
+  co_return x + y;
+}
+
 // The floor: two blocks of one kernel bounce a flag through global memory.
 __global__ void block_ping_pong(volatile unsigned* flag, int rounds, unsigned long long* out) {
   if (threadIdx.x != 0) return;
@@ -386,6 +423,42 @@ void BM_ping_pong_pinned(benchmark::State& st) {
   // ~0: each wait found its event set while it polled in place (no batch per hop); ~1:
   // every hop parked the waiter and woke it through its warp's inbox.
   st.counters["batches_per_hop"] = double(after.batches - before.batches) / (2.0 * rounds * st.iterations());
+}
+
+// A wake-up of a pinned task whose home warp has parked: arg 0 is the setter's gap in us.
+void BM_pinned_parked_wake(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  const int rounds = 100;
+  const unsigned long long gap_ns = static_cast<unsigned long long>(st.range(0)) * 1000;
+  auto* slots = static_cast<pp_slot*>(g_buf.pp_slots);
+  unsigned long long* lat = g_buf.pp_lat;
+  std::vector<unsigned long long> host(2 * rounds), woken, answers;
+  auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  const auto before = rt.device()->stats();
+  const double timed_before = g_timed_s;
+  for (auto _ : st) {
+    int got = 0;
+    st.SetIterationTime(seconds_of([&] {
+      got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n, unsigned long long gap) {
+        return gap_ping_pong_root(s, l, n, gap);
+      }, slots, lat, rounds, gap_ns);
+    }));
+    if (got != 2 * rounds) st.SkipWithError("wrong count");
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    for (int r = 1; r < rounds; ++r) {  // round 0 includes start-up
+      woken.push_back(host[2 * r + 1]);
+      answers.push_back(host[2 * r]);
+    }
+  }
+  std::sort(woken.begin(), woken.end());
+  std::sort(answers.begin(), answers.end());
+  st.counters["parked_wake_p50_ns"] = double(woken[woken.size() / 2]);
+  st.counters["parked_wake_p99_ns"] = double(woken[woken.size() * 99 / 100]);
+  st.counters["parked_wake_max_ns"] = double(woken.back());
+  st.counters["answer_p50_ns"] = double(answers[answers.size() / 2]);
+  report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
 }
 
 // ------------------------------------------------------------------ idle cost
@@ -711,6 +784,7 @@ BENCHMARK(BM_yield_many)->Args({1 << 20, 64})->Args({1 << 20, 0})->UseManualTime
 BENCHMARK(BM_spawn_many)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ping_pong)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_ping_pong_pinned)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_pinned_parked_wake)->Arg(60)->Arg(400)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_one_task_trip)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_chained_bulk)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_dependent_decision)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);

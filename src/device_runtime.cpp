@@ -432,6 +432,7 @@ device_stats device_runtime::stats() const noexcept {
     st.inline_shared += w.stats.inline_shared;
     st.inline_jobs_served += w.stats.inline_jobs_served;
     st.live_roots += static_cast<std::int64_t>(w.stats.spawned) - static_cast<std::int64_t>(w.stats.destroyed);
+    st.pinned_live += w.pinned_live;
   }
   return st;
 }

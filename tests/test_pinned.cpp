@@ -286,6 +286,60 @@ TEST_CASE("roots the host pins with runtime::spawn_pinned resume only on their w
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
 }
 
+namespace {
+
+// The cuda backend's count of live pinned roots (device_worker::pinned_live, summed),
+// once it equals `want` or `limit` passed; -1 on the host backend, which counts nothing.
+long long pinned_live_once(weft::runtime& rt, long long want, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  if (rt.device() == nullptr) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  auto n = static_cast<long long>(rt.device()->stats().pinned_live);
+  while (n != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = static_cast<long long>(rt.device()->stats().pinned_live);
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a worker counts the pinned tasks it is home to until each completes, for its parked naps",
+          "[runtime][pinned]") {
+  // On the GPU a parked warp that is home to pinned tasks naps at most home_park_max_ns,
+  // so that a wake-up sent to its inbox does not wait for a long nap (device_worker.hpp).
+  weft::runtime rt(pinned_config());
+  auto joined = [] WEFT_HOST_DEVICE(int k) -> weft::task<int> {
+    const std::uint32_t n = weft::worker_count();
+    weft::join_handle<int> hs[16];
+    for (int i = 0; i < k; ++i) hs[i] = weft::spawn_pinned(static_cast<std::uint32_t>(i) % n, add(i, 1));
+    int sum = 0;
+    for (int i = 0; i < k; ++i) sum += co_await std::move(hs[i]);
+    co_return sum;
+  };
+  REQUIRE(rt.block_on(joined, 16) == 136);
+  const std::uint32_t n = rt.workers();
+  auto where = [] WEFT_HOST_DEVICE() -> weft::task<std::uint32_t> { co_return weft::this_worker(); };
+  for (std::uint32_t home = 0; home < n; ++home) REQUIRE(rt.spawn_pinned(home, where).get() == home);
+  const long long after_done = pinned_live_once(rt, 0);
+  CHECK((after_done == 0 || after_done == -1));  // every completion took its count off again
+
+  // Parked pinned tasks stay counted: 5 on their homes, plus the root the host pinned.
+  auto parks = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+    weft::event never;
+    const std::uint32_t n = weft::worker_count();
+    for (std::uint32_t i = 0; i < 5; ++i) weft::spawn_pinned((i * 3) % n, parked_forever(never)).detach();
+    co_return co_await parked_forever(never);
+  };
+  auto h = rt.spawn_pinned(n - 1, parks);
+  const long long parked = pinned_live_once(rt, 6);
+  CHECK((parked == 6 || parked == -1));
+  rt.shutdown();  // destroys the parked tasks
+  auto r = h.try_get();
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::shutting_down);
+  REQUIRE(rt.live_frame_blocks() == 0);
+}
+
 TEST_CASE("runtime::spawn_pinned to a worker that does not exist reports invalid_argument and creates no root",
           "[runtime][pinned]") {
   weft::runtime rt(pinned_config());

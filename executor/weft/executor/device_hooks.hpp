@@ -318,14 +318,30 @@ __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept 
   const exec::lane_ids id = exec::current_lane_ids();
   const std::uint32_t home = t->home;  // before the atomic load: spawn_on's store, forwarded
   if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
-  if (home != no_home && home != id.worker) {
-    exec::push_inbox(*d, home, t);  // pinned elsewhere: never full
+  if (home != no_home) {
+    // Counted before the task is published, so that its completion (at home) never takes
+    // the count below zero. Rare: only pinned spawns pay this RMW.
+    device_atomic<std::uint32_t>(d->workers[home].pinned_live).fetch_add(1, mo_relaxed);
+    if (home != id.worker) {
+      exec::push_inbox(*d, home, t);  // pinned elsewhere: never full
+    } else if (!exec::enqueue_from_lane(*d, id, t, /*may_fail=*/true)) {
+      device_atomic<std::uint32_t>(d->workers[home].pinned_live).fetch_sub(1, mo_relaxed);
+      return errc::queue_full;
+    }
   } else if (!exec::enqueue_from_lane(*d, id, t, /*may_fail=*/true)) {
     return errc::queue_full;
   }
   cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(exec::g_worker_consts.workers[id.worker].stats.spawned)
       .fetch_add(1, cuda::std::memory_order_relaxed);
   return errc{};
+}
+
+// A pinned root completed: the calling lane is its home's (run_and_settle runs pinned
+// tasks only there), so this warp counts one fewer (device_worker::pinned_live).
+__device__ inline void device_pinned_root_completed() noexcept {
+  exec::device_sched* d = exec::g_device_sched;
+  if (d == nullptr) return;
+  device_atomic<std::uint32_t>(d->workers[exec::current_lane_ids().worker].pinned_live).fetch_sub(1, mo_relaxed);
 }
 
 __device__ inline void device_schedule(task_header* t) noexcept {

@@ -226,6 +226,13 @@ struct alignas(128) device_worker {
   // plain accesses, lane 0 only). Here rather than in the staging area: 8 more bytes of
   // shared memory per warp went with a slower spawn_many in one build (not measured apart).
   detail::task_header* inbox_rest;
+  // Pinned roots whose home is this warp and that have not completed (device scope,
+  // relaxed: a hint for the nap's length, it publishes nothing). A spawner adds one
+  // before it publishes the task (device_submit_root); the home, the only warp that runs
+  // the task, takes one off when it completes (device_pinned_root_completed). While it is
+  // non-zero the warp naps at most home_park_max_ns (park_lane0), so a wake-up sent to
+  // its inbox while it is parked waits that long at most, not park_max_ns.
+  std::uint32_t pinned_live;
 };
 
 // The whole device executor. Lives in device memory; the host keeps a mirror of

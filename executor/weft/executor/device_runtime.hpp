@@ -108,6 +108,7 @@ struct device_stats {
   std::uint64_t inline_shared = 0;       // of those, jobs the blockmates ran (device_mbar_share.hpp)
   std::uint64_t inline_jobs_served = 0;  // jobs served, counted once per serving warp
   std::int64_t live_roots = 0;
+  std::uint64_t pinned_live = 0;  // pinned roots not completed yet (device_worker::pinned_live)
 };
 
 class cuda_primary_context;  // cuda_device_scope.hpp

@@ -33,7 +33,8 @@
 //     steals half of the first non-empty one, and checks the inject shards.
 //   * A warp that finds nothing parks: lane 0 adds itself to `sleepers` (seq_cst) and
 //     re-checks the inject queue (the Dekker pair with notify's fence), then naps with
-//     __nanosleep, doubling from 256 ns to park_max_ns, until it takes a wake token, the
+//     __nanosleep, doubling from 256 ns to park_max_ns (home_park_max_ns while it is home
+//     to pinned tasks not yet completed), until it takes a wake token, the
 //     executor stops, or 1 ms passes (then it looks round once, cheaply, and naps again).
 //     A parked warp reads one L2-resident word per nap: idle costs almost no bandwidth.
 //   * notify: when a batch leaves four or more tasks in a ring (more than its warp needs
@@ -376,11 +377,23 @@ __device__ inline bool register_sleeper(worker_ctx& c) noexcept {
   return __any_sync(full_mask, busy_shards(c.d, 0, c.d.num_inject, c.lane) != 0);
 }
 
+// The longest nap of a warp that is home to pinned tasks not yet completed
+// (device_worker::pinned_live). A wake-up of such a task goes to the home's inbox, which
+// the parked home reads once per nap; no wake token can reach it sooner (a token wakes
+// any sleeper, not the home). With park_max_ns (100 us by default) as the bound, a
+// pinned server whose warp had parked answered up to 100 us late. 2 us costs such a warp
+// about seven L2-resident loads per 2 us while it is idle.
+inline constexpr std::uint32_t home_park_max_ns = 2000;
+
 // Lane 0 naps until woken (after register_sleeper); `true` when a wake token (not a
 // timeout) ended the nap, or `woke` was already true.
 __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   device_sched& d = c.d;
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens), stop(d.stop);
+  // Read once per park: a pinned spawn to this warp while it naps pushes to its inbox,
+  // which ends the nap (below), and the next park reads the new count.
+  const bool home = detail::device_atomic<std::uint32_t>(c.w.pinned_live).load(detail::mo_relaxed) != 0;
+  const std::uint32_t cap = c.id == 0 ? 20000u : home ? min(home_park_max_ns, d.park_max_ns) : d.park_max_ns;
   std::uint32_t ns = 256, slept = 0;
   while (!woke && !stop.load(detail::mo_relaxed) && slept < 1000000) {
     std::uint32_t tk = tokens.load(detail::mo_relaxed);
@@ -397,7 +410,6 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
       break;  // a lane found the frame pool dry: flush the caches (worker_loop)
     __nanosleep(ns);
     slept += ns;
-    const std::uint32_t cap = c.id == 0 ? 20000u : d.park_max_ns;
     ns = ns * 2 > cap ? cap : ns * 2;
   }
   sleepers.fetch_sub(1, detail::mo_relaxed);
@@ -484,6 +496,9 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
   int woke = 0;
   if (c.lane == 0) woke = park_lane0(c, seen);
   woke = __shfl_sync(full_mask, woke, 0);
+  // A pinned wake-up ended the nap: stage it now, so the next gather runs it (rather than
+  // a look round first and a trip more to find the inbox).
+  if (take_inbox(c)) return nullptr;
   if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
   return nullptr;
 }

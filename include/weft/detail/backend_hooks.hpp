@@ -99,6 +99,15 @@ WEFT_HOST_DEVICE inline void send_home(task_header* t) noexcept {
 #endif
 }
 
+// A pinned root completed on its home worker (the caller). The device counts each
+// home's live pinned roots to bound its parked warp's naps (device_worker::pinned_live);
+// the host wakes a parked home through its condition variable and counts nothing.
+WEFT_HOST_DEVICE inline void pinned_root_completed() noexcept {
+#if WEFT_DEVICE_PASS
+  device_pinned_root_completed();
+#endif
+}
+
 // Destroys a completed (or abandoned) root frame and everything it owns.
 WEFT_HOST_DEVICE inline void destroy_root(task_header* t) noexcept {
 #if WEFT_DEVICE_PASS

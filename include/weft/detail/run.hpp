@@ -176,7 +176,8 @@ enum class after_run : std::uint8_t { idle, requeue_now, requeue_back, finished,
 // same way; its home then resumes it through begin_run like any queued task.
 WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t, bool still_running = false) noexcept {
   if (!still_running) begin_run(t);
-  if (t->home != no_home && t->home != current_worker_index()) {  // also a held task that travelled
+  const bool pinned = t->home != no_home;
+  if (pinned && t->home != current_worker_index()) {  // also a held task that travelled
     end_run_yielded(t);  // RUNNING -> SCHEDULED again: it is queued (in the inbox) once more
     send_home(t);
     return after_run::idle;
@@ -184,7 +185,10 @@ WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t, bool still_runn
   switch (run_task(t)) {
     case run_result::parked: return end_run_parked(t) ? after_run::requeue_now : after_run::idle;
     case run_result::yielded: end_run_yielded(t); return after_run::requeue_back;
-    case run_result::completed: complete_root(t); return after_run::finished;
+    case run_result::completed:
+      complete_root(t);
+      if (pinned) pinned_root_completed();  // at its home: the check above
+      return after_run::finished;
     case run_result::held: return after_run::held;
   }
   return after_run::idle;
