@@ -134,12 +134,15 @@ WEFT_HOST_DEVICE inline unsigned current_sm() {
 
 // The writer writes round r's payload with plain stores and sets evs[2r]; the reader
 // waits, counts the words that are not round r's and sets evs[2r+1], after which the
-// writer writes the next round over the same words, 2 us later (by then the reader's SM
-// has last round's words in its L1: l1_keeper). Each writes its SM to *sm at the start.
+// writer writes the next round over the same words, 2 us later in even rounds and 15 us
+// in odd ones (by then the reader's SM has last round's words in its L1: l1_keeper). A
+// reader waiting in place polls with acquire loads for its first few microseconds and
+// with relaxed loads and a fence after the match later on (device_hooks.hpp,
+// acquire_poll_rounds): the two gaps reach both forms. Each writes its SM to *sm at the start.
 WEFT_HOST_DEVICE weft::task<int> payload_writer(weft::event* evs, payload_sector* buf, int rounds, unsigned* sm) {
   *sm = current_sm();
   for (int r = 0; r < rounds; ++r) {
-    if (r != 0) busy_for_ns(2000);
+    if (r != 0) busy_for_ns(r % 2 ? 15000 : 2000);
     for (int s = 0; s < payload_sectors; ++s)
       for (int i = 0; i < 7; ++i) buf[s].word[i] = r * 1000 + s * 7 + i;
     evs[2 * r].set();

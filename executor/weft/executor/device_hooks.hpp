@@ -208,6 +208,19 @@ inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
 // H200, and leaves the other work waiting at most 8 round trips (~3 us) longer
 // (docs/benchmarks.md, twenty-second session).
 inline constexpr std::uint32_t word_polls = 8;
+// acquire_poll_rounds: the rounds of word_polls polls that acquire. After them (about
+// 5 us: two rounds of 8 L2 round trips of ~0.3 us) the polls are relaxed and an acquire fence
+// follows the match. An acquire poll drops the SM's whole L1 once per round trip, which
+// made the L1-resident loads of the SM's other warps 6x slower on an H100
+// (bench/experiments/acquire_poll_l1.cu); a relaxed poll leaves the L1 alone, but the
+// fence after its match adds to the hop (0.83-0.90 against 0.58-0.64 us in a two-SM
+// probe on an H200, twenty-second session). A hop that comes within the first rounds
+// (a ping-pong's, ~1 us) keeps the short form; a long wait, whose hop is long anyway,
+// pays the fence once and stops invalidating its blockmates' L1 after the first rounds.
+// Measured on an H100 (thirty-first session, pinned_parked_wake's answer_p50_ns): a hop
+// that came after ~8 us of waiting took 1.25 us with the fence against 0.85 us with
+// acquire polls throughout; ping_pong_pinned's p50 hops did not move.
+inline constexpr std::uint32_t acquire_poll_rounds = 2;
 inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 16;
 __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, std::uint64_t& word,
                                            std::uint64_t want) noexcept {
@@ -219,21 +232,24 @@ __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, 
   const staging_area& st = staging_of_this_warp();
   detail::device_atomic<std::uint64_t> w(word);
   const std::uint64_t start = globaltimer_ns();
-  for (;;) {
+  for (std::uint32_t round = 0;; ++round) {
     // The probe's loads go out first and are looked at after word_polls polls, so that
     // only the round's first poll waits for them (an acquire's L1 drop waits for the
     // loads in flight, as far as the probe's timings tell).
     const other_work_probe probe(d, home, id.worker);
-    for (std::uint32_t k = 0; k < word_polls; ++k) {
-      // Acquire: the setter's writes before its store, for the task. Each poll acquires,
-      // rather than a relaxed poll and a fence after the match: the fence (MEMBAR.GPU)
-      // comes after the match and adds to the hop (a two-SM probe on an H200: 0.83-0.90
-      // against 0.58-0.64 us; docs/benchmarks.md, twenty-second session). The cost is
-      // the SM's: each acquire drops the whole L1 (CCTL.IVALL), so the SM's other warps
-      // lose their cached lines once a round trip (~0.3 us) for as long as the wait lasts
-      // (at most word_wait_in_place_ns): L1-resident loads of the SM's other warps ran
-      // 6.2x slower beside one such poller on an H100 (bench/experiments/acquire_poll_l1.cu).
-      if (w.load(detail::mo_acquire) == want) return true;
+    if (round < acquire_poll_rounds) {
+      // Acquire: the setter's writes before its store, for the task, with no fence after
+      // the match (see acquire_poll_rounds).
+      for (std::uint32_t k = 0; k < word_polls; ++k)
+        if (w.load(detail::mo_acquire) == want) return true;
+    } else {
+      // Relaxed: this SM's L1 stays valid while the wait goes on. The fence after the
+      // match makes the setter's writes before its store visible (a fence-based acquire).
+      for (std::uint32_t k = 0; k < word_polls; ++k)
+        if (w.load(detail::mo_relaxed) == want) {
+          detail::fence_device_acquire();
+          return true;
+        }
     }
     if (probe.busy(st) || globaltimer_ns() - start > word_wait_in_place_ns) return false;
   }
