@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <weft/weft.hpp>
@@ -490,7 +491,11 @@ double copy_ms(const float4* in, float4* out, std::size_t bytes, cudaStream_t s,
   return t[t.size() / 2];
 }
 
-void BM_idle_cost(benchmark::State& st) {
+// A bandwidth-bound kernel on another stream beside an idle runtime of range(0) warps per
+// SM. pin_every_worker: each worker warp is first made home to a pinned root that parks on
+// an event nobody sets, so every warp naps at most home_park_max_ns (2 us; worker 0 20 us)
+// instead of park_max_ns: the idle cost of long-lived pinned servers on every warp.
+void idle_cost(benchmark::State& st, bool pin_every_worker) {
   float4* in = g_buf.copy_in;
   float4* out = g_buf.copy_out;
   cudaStream_t s;
@@ -503,6 +508,22 @@ void BM_idle_cost(benchmark::State& st) {
     solo = copy_ms(in, out, copy_bytes, s, 20);
     weft::runtime rt(bench_config(std::size_t{64} << 20, workers));
     if (rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 7; }) != 7) st.SkipWithError("runtime");
+    if (pin_every_worker) {
+      auto parks = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+        weft::event never;
+        co_await never.wait();  // destroyed by the runtime's shutdown
+        co_return 0;
+      };
+      for (std::uint32_t w = 0; w < rt.workers(); ++w) (void)rt.spawn_pinned(w, parks);  // handles dropped
+      std::uint64_t live = 0;
+      for (int i = 0; i < 2000 && live < rt.workers(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        live = rt.device()->stats().pinned_live;
+      }
+      if (live != rt.workers()) st.SkipWithError("not every worker holds a pinned task");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past their in-place waits: parked
+      st.counters["pinned_live"] = double(live);
+    }
     beside = copy_ms(in, out, copy_bytes, s, 20);  // the runtime is up, idle, parked
     st.SetIterationTime(beside / 1e3);
     st.counters["worker_warps"] = rt.workers();
@@ -512,6 +533,8 @@ void BM_idle_cost(benchmark::State& st) {
   st.counters["kept_fraction"] = solo / beside;
   cudaStreamDestroy(s);
 }
+void BM_idle_cost(benchmark::State& st) { idle_cost(st, false); }
+void BM_idle_cost_pinned_homes(benchmark::State& st) { idle_cost(st, true); }
 
 // ------------------------------------------------------------------ capacity
 WEFT_HOST_DEVICE weft::task<void> parked_until(weft::event& go, unsigned& pending, weft::event& all_done) {
@@ -779,6 +802,7 @@ void BM_one_task_trip(benchmark::State& st) {
 // Registration order is run order: the two that make their own runtimes first,
 // before the shared runtime (which holds every warp slot) starts.
 BENCHMARK(BM_idle_cost)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_idle_cost_pinned_homes)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_suspended_per_GiB)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_yield_many)->Args({1 << 20, 64})->Args({1 << 20, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_spawn_many)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
