@@ -26,12 +26,21 @@ namespace {
 
 using weft_bench::clock_type;
 
+// WEFT_BENCH_WORKERS and WEFT_BENCH_RING override the shared runtime's worker warps and
+// ring capacity, WEFT_BENCH_PARK_MAX_NS every runtime's longest nap (for sweeps; unset:
+// every warp slot, the default ring, the default nap).
+unsigned env_or(const char* name, unsigned fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
 weft::config bench_config(std::size_t pool, unsigned workers = 0) {
   weft::config c;
   c.kind = weft::backend::cuda;
   c.frame_pool_bytes = pool;
   c.inject_capacity = 1u << 24;
   c.workers = workers;
+  c.park_max_ns = env_or("WEFT_BENCH_PARK_MAX_NS", c.park_max_ns);
   return c;
 }
 
@@ -59,18 +68,9 @@ bench_buffers g_buf;
 constexpr int max_pp_rounds = 10000;
 constexpr std::size_t copy_bytes = std::size_t{1} << 30;
 
-// WEFT_BENCH_WORKERS, WEFT_BENCH_PARK_MAX_NS and WEFT_BENCH_RING override the shared
-// runtime's worker warps, longest nap and ring capacity (for sweeps; unset: every warp
-// slot, the default nap, the default ring).
-unsigned env_or(const char* name, unsigned fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
-}
-
 weft::runtime& shared_runtime() {
   static weft::runtime rt([] {
     weft::config c = bench_config(std::size_t{4} << 30, env_or("WEFT_BENCH_WORKERS", 0));
-    c.park_max_ns = env_or("WEFT_BENCH_PARK_MAX_NS", c.park_max_ns);
     c.local_queue_capacity = env_or("WEFT_BENCH_RING", c.local_queue_capacity);
     return c;
   }());
@@ -320,6 +320,28 @@ WEFT_HOST_DEVICE weft::task<int> gap_ping_pong_root(pp_slot* slots, unsigned lon
   co_return x + y;
 }
 
+// pinned_first_wake: every 2 ms of an idle runtime (its warps' naps grown to
+// park_max_ns), a task is pinned to a warp that holds no pinned task, in another block
+// each round; lat[r]: from just before the spawn to the task's first instruction. A
+// warp napping when its first pinned task arrives sees it when that nap ends.
+WEFT_HOST_DEVICE weft::task<int> stamp_start(unsigned long long* at) {
+  *at = now_ns();
+  co_return 1;
+}
+WEFT_HOST_DEVICE weft::task<int> first_wake_root(unsigned long long* lat, int rounds) {
+  const std::uint32_t n = weft::worker_count();
+  int started = 0;
+  for (int r = 0; r < rounds; ++r) {
+    co_await weft::sleep_for(2000000);
+    unsigned long long at = 0;
+    const std::uint32_t home = (n / 2 / 4 * 4 + 1 + 4 * static_cast<std::uint32_t>(r)) % n;
+    const unsigned long long t0 = now_ns();
+    started += co_await weft::spawn_pinned(home == 0 ? 1 : home, stamp_start(&at));
+    lat[r] = at - t0;
+  }
+  co_return started;
+}
+
 // The floor: two blocks of one kernel bounce a flag through global memory.
 __global__ void block_ping_pong(volatile unsigned* flag, int rounds, unsigned long long* out) {
   if (threadIdx.x != 0) return;
@@ -460,6 +482,31 @@ void BM_pinned_parked_wake(benchmark::State& st) {
   st.counters["parked_wake_max_ns"] = double(woken.back());
   st.counters["answer_p50_ns"] = double(answers[answers.size() / 2]);
   report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
+}
+
+// The first wake-up of a warp that was napping with no pinned task: see first_wake_root.
+void BM_pinned_first_wake(benchmark::State& st) {
+  weft::runtime& rt = shared_runtime();
+  const int rounds = 20;
+  unsigned long long* lat = g_buf.pp_lat;
+  std::vector<unsigned long long> host(rounds), all;
+  auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
+  rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
+  for (auto _ : st) {
+    int got = 0;
+    st.SetIterationTime(seconds_of([&] {
+      got = rt.block_on([] WEFT_HOST_DEVICE(unsigned long long* l, int n) { return first_wake_root(l, n); }, lat,
+                        rounds);
+    }));
+    if (got != rounds) st.SkipWithError("wrong count");
+    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    all.insert(all.end(), host.begin(), host.end());
+  }
+  std::sort(all.begin(), all.end());
+  st.counters["first_wake_p50_ns"] = double(all[all.size() / 2]);
+  st.counters["first_wake_p90_ns"] = double(all[all.size() * 9 / 10]);
+  st.counters["first_wake_max_ns"] = double(all.back());
 }
 
 // ------------------------------------------------------------------ idle cost
@@ -809,6 +856,7 @@ BENCHMARK(BM_spawn_many)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMilli
 BENCHMARK(BM_ping_pong)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_ping_pong_pinned)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_pinned_parked_wake)->Arg(60)->Arg(400)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_pinned_first_wake)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_one_task_trip)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_chained_bulk)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_dependent_decision)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
