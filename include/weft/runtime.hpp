@@ -52,7 +52,9 @@ struct config {
   std::size_t frame_pool_bytes = 256u << 20; // size-class pool arena
   std::uint32_t local_queue_capacity = 256;  // per-worker ring (power of two, <= 8192)
   std::uint32_t inject_capacity = 1u << 20;  // cuda: global inject queue (all shards)
-  std::uint32_t park_max_ns = 100000;        // cuda: longest nap of an idle worker warp
+  std::uint32_t park_max_ns = 10000;         // cuda: longest nap of an idle worker warp (a
+                                             // wake-up that needs it waits up to this long;
+                                             // 100 us until the thirty-first session)
   std::uint32_t timer_capacity = 1u << 16;   // cuda: tasks in sleep_for at once (more: queue_full)
   weft::frame_allocator* frame_allocator = nullptr;  // replaces the pool when set (host)
   // The host reactor (io::, host_call, net::; docs/mailbox.md)

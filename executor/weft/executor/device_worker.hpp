@@ -380,7 +380,7 @@ __device__ inline bool register_sleeper(worker_ctx& c) noexcept {
 // The longest nap of a warp that is home to pinned tasks not yet completed
 // (device_worker::pinned_live). A wake-up of such a task goes to the home's inbox, which
 // the parked home reads once per nap; no wake token can reach it sooner (a token wakes
-// any sleeper, not the home). With park_max_ns (100 us by default) as the bound, a
+// any sleeper, not the home). With park_max_ns (100 us by default then) as the bound, a
 // pinned server whose warp had parked answered up to 100 us late. 2 us costs such a warp
 // about seven L2-resident loads per 2 us while it is idle: a pinned task parked on every
 // warp cost a copy kernel beside the runtime nothing measurable (idle_cost_pinned_homes).
