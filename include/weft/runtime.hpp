@@ -265,9 +265,9 @@ class runtime {
   // the cuda backend, a thread on the host backend). A root pinned to a parked warp
   // starts when that warp's nap ends (at most config::park_max_ns); while a warp is home
   // to pinned tasks that have not completed, its naps last about 2 us at most (worker 0,
-  // which polls the host, keeps its 20 us), so their later wake-ups reach it within that
-  // (device_worker::pinned_live). A worker out of
-  // range (no_worker too): the handle reports errc::invalid_argument and the root is not
+  // which polls the host, keeps its own cap: park_max_ns, at most 20 us), so their later
+  // wake-ups reach it within that (device_worker::pinned_live). A worker out of range
+  // (no_worker too): the handle reports errc::invalid_argument and the root is not
   // created; on the cuda backend the range is known once the kernel runs, so a first
   // call starts the kernel before it refuses the worker. A runtime that is shutting
   // down (or, on the cuda backend, faulted) reports that instead, on both backends,

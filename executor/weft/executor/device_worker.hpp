@@ -384,7 +384,8 @@ __device__ inline bool register_sleeper(worker_ctx& c) noexcept {
 // pinned server whose warp had parked answered up to 100 us late. 2 us costs such a warp
 // about seven L2-resident loads per 2 us while it is idle: a pinned task parked on every
 // warp cost a copy kernel beside the runtime nothing measurable (idle_cost_pinned_homes).
-// Worker 0 keeps its 20 us cap: each of its naps also polls the host over PCIe.
+// Worker 0 keeps its own cap (20 us, or park_max_ns when that is shorter): each of its
+// naps also polls the host over PCIe.
 inline constexpr std::uint32_t home_park_max_ns = 2000;
 
 // Lane 0 naps until woken (after register_sleeper); `true` when a wake token (not a
@@ -395,7 +396,9 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   // Read once per park: a pinned spawn to this warp while it naps pushes to its inbox,
   // which ends the nap (below), and the next park reads the new count.
   const bool home = detail::device_atomic<std::uint32_t>(c.w.pinned_live).load(detail::mo_relaxed) != 0;
-  const std::uint32_t cap = c.id == 0 ? 20000u : home ? min(home_park_max_ns, d.park_max_ns) : d.park_max_ns;
+  // Worker 0 polls the host on each nap (PCIe reads): at most 20 us, and never longer
+  // than park_max_ns, which bounds every warp's nap.
+  const std::uint32_t cap = min(c.id == 0 ? 20000u : home ? home_park_max_ns : d.park_max_ns, d.park_max_ns);
   std::uint32_t ns = 256, slept = 0;
   while (!woke && !stop.load(detail::mo_relaxed) && slept < 1000000) {
     std::uint32_t tk = tokens.load(detail::mo_relaxed);
