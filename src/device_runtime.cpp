@@ -388,13 +388,23 @@ bool device_runtime::ready(const host_completion* c) const noexcept {
   return host_word(const_cast<host_completion*>(c)->state).load(std::memory_order_acquire) == completion_state::done;
 }
 
+// The host's wait for a root's record: spin (reading the record in pinned memory) for
+// wait_spin, then sleep in steps, checking the kernel's health once a millisecond. A
+// sleep costs far more than it asks for: on Linux sleep_for(2 us) took ~55 us (the timer
+// slack), which made block_on of a trivial root on an idle runtime take ~63 us on an H100
+// when the answer came ~15 us after the submission (docs/benchmarks.md, thirty-first
+// session). So the wait spins through the answer times an idle runtime gives (worker 0
+// naps up to 20 us before it sees a submission) before it gives the core away.
+constexpr auto wait_spin = std::chrono::microseconds(200);
+
 errc device_runtime::wait(host_completion* c) noexcept {
-  auto last_check = std::chrono::steady_clock::now();
-  for (unsigned spins = 0;; ++spins) {
+  const auto start = std::chrono::steady_clock::now();
+  auto last_check = start;
+  for (;;) {
     if (ready(c)) return static_cast<errc>(c->error);
-    if (spins < 2048) continue;
-    std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 2 : 20));
     const auto now = std::chrono::steady_clock::now();
+    if (now - start < wait_spin) continue;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
     if (now - last_check < std::chrono::milliseconds(1)) continue;
     last_check = now;
     std::lock_guard lk(m_);
