@@ -376,6 +376,19 @@ double measure_block_ping_pong(int rounds) {
   return best;
 }
 
+// The latencies a run wrote to the device buffer `lat`, into `host` (its size says how
+// many), on the runtime's side stream s.
+void fetch_latencies(cudaStream_t s, const unsigned long long* lat, std::vector<unsigned long long>& host) {
+  WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+  WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+}
+
+// The value at fraction num/den of a sorted sample (num/den = 1/2: the median).
+template <class T>
+double at_fraction(const std::vector<T>& sorted, std::size_t num, std::size_t den) {
+  return double(sorted[sorted.size() * num / den]);
+}
+
 void BM_ping_pong(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const int rounds = static_cast<int>(st.range(0));
@@ -393,15 +406,14 @@ void BM_ping_pong(benchmark::State& st) {
                         slots, lat, rounds);
     }));
     if (got != 2 * rounds) st.SkipWithError("wrong count");
-    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    fetch_latencies(s, lat, host);
     all.insert(all.end(), host.begin() + 2, host.end());  // the first round includes start-up
   }
   std::sort(all.begin(), all.end());
-  st.counters["one_way_p50_ns"] = double(all[all.size() / 2]);
-  st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
+  st.counters["one_way_p50_ns"] = at_fraction(all, 1, 2);
+  st.counters["one_way_p99_ns"] = at_fraction(all, 99, 100);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
-  st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
+  st.counters["p50_over_baseline"] = at_fraction(all, 1, 2) / g_buf.baseline_block_one_way_ns;
   const auto after = rt.device()->stats();
   report_scheduler(st, before, after, rt, timed_before);
   // ~0: the two tasks sat in one batch, on two lanes of one warp, and each found its event
@@ -428,17 +440,16 @@ void BM_ping_pong_pinned(benchmark::State& st) {
                         slots, lat, rounds, g_buf.pp_sm);
     }));
     if (got != 2 * rounds) st.SkipWithError("a hop ran off its pinned worker, or a wrong count");
-    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
     WEFT_BENCH_CHECK(cudaMemcpyAsync(sms, g_buf.pp_sm, sizeof sms, cudaMemcpyDeviceToHost, s));
-    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    fetch_latencies(s, lat, host);  // its synchronize covers the copy above
     if (sms[0] == sms[1]) st.SkipWithError("the two pingers ran on one SM");
     all.insert(all.end(), host.begin() + 2, host.end());  // the first round includes start-up
   }
   std::sort(all.begin(), all.end());
-  st.counters["one_way_p50_ns"] = double(all[all.size() / 2]);
-  st.counters["one_way_p99_ns"] = double(all[all.size() * 99 / 100]);
+  st.counters["one_way_p50_ns"] = at_fraction(all, 1, 2);
+  st.counters["one_way_p99_ns"] = at_fraction(all, 99, 100);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
-  st.counters["p50_over_baseline"] = double(all[all.size() / 2]) / g_buf.baseline_block_one_way_ns;
+  st.counters["p50_over_baseline"] = at_fraction(all, 1, 2) / g_buf.baseline_block_one_way_ns;
   st.counters["sm_a"] = sms[0];
   st.counters["sm_b"] = sms[1];
   const auto after = rt.device()->stats();
@@ -468,8 +479,7 @@ void BM_pinned_parked_wake(benchmark::State& st) {
       }, slots, lat, rounds, gap_ns);
     }));
     if (got != 2 * rounds) st.SkipWithError("wrong count");
-    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    fetch_latencies(s, lat, host);
     for (int r = 1; r < rounds; ++r) {  // round 0 includes start-up
       woken.push_back(host[2 * r + 1]);
       answers.push_back(host[2 * r]);
@@ -477,10 +487,10 @@ void BM_pinned_parked_wake(benchmark::State& st) {
   }
   std::sort(woken.begin(), woken.end());
   std::sort(answers.begin(), answers.end());
-  st.counters["parked_wake_p50_ns"] = double(woken[woken.size() / 2]);
-  st.counters["parked_wake_p99_ns"] = double(woken[woken.size() * 99 / 100]);
+  st.counters["parked_wake_p50_ns"] = at_fraction(woken, 1, 2);
+  st.counters["parked_wake_p99_ns"] = at_fraction(woken, 99, 100);
   st.counters["parked_wake_max_ns"] = double(woken.back());
-  st.counters["answer_p50_ns"] = double(answers[answers.size() / 2]);
+  st.counters["answer_p50_ns"] = at_fraction(answers, 1, 2);
   report_scheduler(st, before, rt.device()->stats(), rt, timed_before);
 }
 
@@ -499,13 +509,12 @@ void BM_pinned_first_wake(benchmark::State& st) {
                         rounds);
     }));
     if (got != rounds) st.SkipWithError("wrong count");
-    WEFT_BENCH_CHECK(cudaMemcpyAsync(host.data(), lat, host.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-    WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    fetch_latencies(s, lat, host);
     all.insert(all.end(), host.begin(), host.end());
   }
   std::sort(all.begin(), all.end());
-  st.counters["first_wake_p50_ns"] = double(all[all.size() / 2]);
-  st.counters["first_wake_p90_ns"] = double(all[all.size() * 9 / 10]);
+  st.counters["first_wake_p50_ns"] = at_fraction(all, 1, 2);
+  st.counters["first_wake_p90_ns"] = at_fraction(all, 9, 10);
   st.counters["first_wake_max_ns"] = double(all.back());
 }
 
@@ -839,8 +848,8 @@ void BM_block_on_idle(benchmark::State& st) {
     st.SetIterationTime(total);
   }
   std::sort(us.begin(), us.end());
-  st.counters["round_trip_p50_us"] = us[us.size() / 2];
-  st.counters["round_trip_p90_us"] = us[us.size() * 9 / 10];
+  st.counters["round_trip_p50_us"] = at_fraction(us, 1, 2);
+  st.counters["round_trip_p90_us"] = at_fraction(us, 9, 10);
 }
 
 // ------------------------------------------------------------------ one_task_trip

@@ -47,17 +47,24 @@ inline weft::task<int> wait_at_depth(weft::event& ev, int depth) {
   co_return co_await wait_at_depth(ev, depth - 1);
 }
 
-// Waits up to `limit` for the runtime's live root count to reach zero; returns it.
-// (Detached tasks finish after block_on returns; on the cuda backend the count is
-// read from the GPU, so this polls with a time bound, not an iteration count.)
-inline std::size_t wait_for_no_live_tasks(weft::runtime& rt, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+// Reads `read()` every millisecond until it returns `want` or `limit` passed; returns the
+// last value read. (Counts that tasks change after block_on returns, read from the GPU
+// on the cuda backend: polled with a time bound, not an iteration count.)
+template <class Read, class T>
+inline T wait_for_value(Read read, T want, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  std::size_t n = rt.live_tasks();
-  while (n != 0 && std::chrono::steady_clock::now() < deadline) {
+  T n = read();
+  while (n != want && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = rt.live_tasks();
+    n = read();
   }
   return n;
+}
+
+// Waits up to `limit` for the runtime's live root count to reach zero; returns it.
+// (Detached tasks finish after block_on returns.)
+inline std::size_t wait_for_no_live_tasks(weft::runtime& rt, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  return wait_for_value([&] { return rt.live_tasks(); }, std::size_t{0}, limit);
 }
 
 inline weft::config host_config(unsigned workers = 2) {

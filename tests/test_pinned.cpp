@@ -295,13 +295,8 @@ namespace {
 // once it equals `want` or `limit` passed; -1 on the host backend, which counts nothing.
 long long pinned_live_once(weft::runtime& rt, long long want, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
   if (rt.device() == nullptr) return -1;
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  auto n = static_cast<long long>(rt.device()->stats().pinned_live);
-  while (n != want && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = static_cast<long long>(rt.device()->stats().pinned_live);
-  }
-  return n;
+  return weft_test::wait_for_value([&] { return static_cast<long long>(rt.device()->stats().pinned_live); }, want,
+                                   limit);
 }
 
 }  // namespace
