@@ -171,18 +171,22 @@ __device__ inline bool alone_in_warp(const lane_ids& id) noexcept {
 // issued together with the waiter's own poll and looked at after it (busy()). A relaxed
 // poll does not wait for them; an acquire poll (event::wait's) seems to: see word_polls.
 struct other_work_probe {
-  std::uint32_t stop, bulk;
+  std::uint32_t stop, bulk, reclaim;
   std::uint64_t timer, queued, pinned;
   const detail::task_header* pinned_rest;  // plain: only this warp's lane 0 writes it, between batches
   __device__ other_work_probe(device_sched& d, const inject_ring& home, std::uint32_t worker) noexcept
       : stop(detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed)),
         bulk(detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)),
+        reclaim(detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed)),
         timer(detail::device_atomic<std::uint64_t>(d.timer_next).load(detail::mo_relaxed)),
         queued(home.size_approx()),
         pinned(detail::device_atomic<std::uint64_t>(d.workers[worker].inbox).load(detail::mo_relaxed)),
         pinned_rest(d.workers[worker].inbox_rest) {}
   __device__ bool busy(const staging_area& st) const noexcept {
+    // reclaim: a lane found the frame pool dry and asks every warp to flush its lanes'
+    // caches (flush_caches_if_asked, between batches), within reclaim_wait_ns.
     return stop != 0 || bulk != 0 || queued != 0 || pinned != 0 || pinned_rest != nullptr || st.count != 0 ||
+           reclaim != st.reclaim_seen ||
            (timer != ~std::uint64_t{0} && timer <= globaltimer_ns());
   }
 };
@@ -195,12 +199,17 @@ struct other_work_probe {
 // while it polls, so the setter has nobody to wake. The bound is the in-place IO
 // wait's (~20 us: the longest a warp is kept from other work).
 // Fairness: a wait that ends in place does not go back to the worker loop, so two tasks
-// that keep waking each other this way would keep their warps from it (their polls,
-// inboxes, the stop flag). Like tokio's coop budget, each in-place wait spends
-// word_wait_cost of the trip's inline budget (staging_area::inline_left, reset at the
-// top of each trip and shared with inline bulk jobs): after 16 in one trip the task
-// parks as usual and its warp goes round its loop. Worker 0, which polls the host,
-// never waits in place.
+// that keep waking each other this way keep their warps from it. What the loop would
+// find there ends the wait instead: the probe, looked at every word_polls polls, covers
+// the stop flag, the bulk board, the warp's inject shard, inbox, staging area and
+// timers, and a frame-pool reclaim. Like tokio's coop budget, each in-place wait also
+// spends word_wait_cost of the trip's inline budget (staging_area::inline_left, reset at
+// the top of each trip and shared with inline bulk jobs): after 1,024 in one trip the
+// task parks as usual and its warp goes round its loop once with every duty due (its
+// stats, the host's polls). The budget is that large because a parked hop costs ~18 us
+// against ~1 us in place: at 16 waits a trip (before the thirty-third session) every
+// 17th hop of a ping-pong parked, its p99 was 17-20 us and its mean twice its p50
+// (docs/benchmarks.md). Worker 0, which polls the host, never waits in place.
 inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
 // word_polls: the polls between two looks at the other work. A look's loads seem to
 // delay the acquire poll they overlap (as far as a probe's timings tell), so fewer looks
@@ -221,7 +230,8 @@ inline constexpr std::uint32_t word_polls = 8;
 // that came after ~8 us of waiting took 1.25 us with the fence against 0.85 us with
 // acquire polls throughout; ping_pong_pinned's p50 hops did not move.
 inline constexpr std::uint32_t acquire_poll_rounds = 2;
-inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 16;
+inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 1024;
+static_assert(word_wait_cost >= 1, "an in-place wait spends at least one unit of the trip's budget");
 __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, std::uint64_t& word,
                                            std::uint64_t want) noexcept {
   if (id.worker == 0 || !alone_in_warp(id)) return false;

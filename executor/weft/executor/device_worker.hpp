@@ -600,7 +600,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
   bool idle_last = true;
   for (std::uint32_t trip = 1;; ++trip) {
     // A trip after a spent inline budget (a lone task's inline_jobs_per_trip inline bulk
-    // steps, 16 in-place waits, or a mix that left too little for another wait, since
+    // steps, 1,024 in-place waits, or a mix that left too little for another wait, since
     // the last trip; also the first trip) is every cadence's turn (beat 0): such a warp
     // comes round rarely, so it polls, stops, takes its pinned tasks and looks at the
     // board and its inject shard on each of those trips, and a chain of inline steps
