@@ -246,8 +246,9 @@ WEFT_HOST_DEVICE inline unsigned current_sm() {
   return 0;
 #endif
 }
+// gap_ns > 0 (pinned_parked_wake): side 0 sleeps that long before each set.
 WEFT_HOST_DEVICE weft::task<int> pinned_pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side,
-                                               unsigned* sm) {
+                                               unsigned* sm, unsigned long long gap_ns) {
   const std::uint32_t home = weft::this_worker();
   int away = 0;
   for (int r = 0; r < rounds; ++r) {
@@ -256,6 +257,8 @@ WEFT_HOST_DEVICE weft::task<int> pinned_pinger(pp_slot* slots, unsigned long lon
     if (side == 1) {
       co_await mine.ev.wait();
       lat[2 * r + side] = now_ns() - mine.sent_at;
+    } else if (gap_ns != 0) {
+      co_await weft::sleep_for(gap_ns);
     }
     theirs.sent_at = now_ns();
     theirs.ev.set();
@@ -272,53 +275,22 @@ WEFT_HOST_DEVICE weft::task<int> pinned_pinger(pp_slot* slots, unsigned long lon
 // Worker 1 (block 0; worker 0 also polls the host) and the second warp of the block in
 // the middle of the grid.
 WEFT_HOST_DEVICE weft::task<int> pinned_ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds,
-                                                       unsigned* sm) {
+                                                       unsigned* sm, unsigned long long gap_ns) {
   for (int i = 0; i < 2 * rounds; ++i) ::new (&slots[i]) pp_slot{weft::event{}, 0};
   const std::uint32_t n = weft::worker_count();
   const std::uint32_t far = n / 2 / 4 * 4 + 1;
-  auto a = weft::spawn_pinned(1, pinned_pinger(slots, lat, rounds, 0, sm));
-  auto b = weft::spawn_pinned(far < n ? far : n - 1, pinned_pinger(slots, lat, rounds, 1, sm));
+  auto a = weft::spawn_pinned(1, pinned_pinger(slots, lat, rounds, 0, sm, gap_ns));
+  auto b = weft::spawn_pinned(far < n ? far : n - 1, pinned_pinger(slots, lat, rounds, 1, sm, gap_ns));
   const int x = co_await std::move(a);
   const int y = co_await std::move(b);
   co_return x + y;
 }
 
-// pinned_parked_wake: side 0 sleeps gap_ns before each set, longer than an in-place wait
-// lasts (20 us), so side 1 has parked and its home warp naps when the wake-up comes; the
-// wake goes to that warp's inbox, which it reads once per nap. Side 1 answers at once.
-// lat[2r + 1]: set() to side 1 running again (what the home's nap adds to a wake-up).
-WEFT_HOST_DEVICE weft::task<int> gap_pinger(pp_slot* slots, unsigned long long* lat, int rounds, int side,
-                                            unsigned long long gap_ns) {
-  for (int r = 0; r < rounds; ++r) {
-    pp_slot& mine = slots[2 * r + side];
-    pp_slot& theirs = slots[2 * r + 1 - side];
-    if (side == 1) {
-      co_await mine.ev.wait();
-      lat[2 * r + side] = now_ns() - mine.sent_at;
-    } else {
-      co_await weft::sleep_for(gap_ns);
-    }
-    theirs.sent_at = now_ns();
-    theirs.ev.set();
-    if (side == 0) {
-      co_await mine.ev.wait();
-      lat[2 * r + side] = now_ns() - mine.sent_at;
-    }
-  }
-  co_return rounds;
-}
-
-WEFT_HOST_DEVICE weft::task<int> gap_ping_pong_root(pp_slot* slots, unsigned long long* lat, int rounds,
-                                                    unsigned long long gap_ns) {
-  for (int i = 0; i < 2 * rounds; ++i) ::new (&slots[i]) pp_slot{weft::event{}, 0};
-  const std::uint32_t n = weft::worker_count();
-  const std::uint32_t far = n / 2 / 4 * 4 + 1;  // as pinned_ping_pong_root
-  auto a = weft::spawn_pinned(1, gap_pinger(slots, lat, rounds, 0, gap_ns));
-  auto b = weft::spawn_pinned(far < n ? far : n - 1, gap_pinger(slots, lat, rounds, 1, gap_ns));
-  const int x = co_await std::move(a);
-  const int y = co_await std::move(b);
-  co_return x + y;
-}
+// pinned_parked_wake runs pinned_ping_pong_root with a gap: side 0 sleeps gap_ns before
+// each set, longer than an in-place wait lasts (20 us), so side 1 has parked and its home
+// warp naps when the wake-up comes; the wake goes to that warp's inbox, which it reads
+// once per nap. Side 1 answers at once. lat[2r + 1]: set() to side 1 running again (what
+// the home's nap adds to a wake-up).
 
 // pinned_first_wake: every 2 ms of an idle runtime (its warps' naps grown to
 // park_max_ns), a task is pinned to a warp that holds no pinned task, in another block
@@ -389,6 +361,20 @@ double at_fraction(const std::vector<T>& sorted, std::size_t num, std::size_t de
   return double(sorted[sorted.size() * num / den]);
 }
 
+// The tail of a sorted latency sample (ns): its mean, the fraction of hops over 4 us (a
+// hop that went through a park and a wake-up rather than a poll) and their median.
+void report_tail(benchmark::State& st, const std::vector<unsigned long long>& sorted) {
+  double sum = 0;
+  std::vector<unsigned long long> slow;
+  for (unsigned long long v : sorted) {
+    sum += double(v);
+    if (v > 4000) slow.push_back(v);
+  }
+  st.counters["one_way_mean_ns"] = sum / double(sorted.size());
+  st.counters["slow_hop_fraction"] = double(slow.size()) / double(sorted.size());
+  st.counters["slow_hop_p50_ns"] = slow.empty() ? 0.0 : at_fraction(slow, 1, 2);
+}
+
 void BM_ping_pong(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const int rounds = static_cast<int>(st.range(0));
@@ -412,6 +398,7 @@ void BM_ping_pong(benchmark::State& st) {
   std::sort(all.begin(), all.end());
   st.counters["one_way_p50_ns"] = at_fraction(all, 1, 2);
   st.counters["one_way_p99_ns"] = at_fraction(all, 99, 100);
+  report_tail(st, all);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
   st.counters["p50_over_baseline"] = at_fraction(all, 1, 2) / g_buf.baseline_block_one_way_ns;
   const auto after = rt.device()->stats();
@@ -436,7 +423,7 @@ void BM_ping_pong_pinned(benchmark::State& st) {
     int got = 0;
     st.SetIterationTime(seconds_of([&] {
       got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n,
-                                            unsigned* sm) { return pinned_ping_pong_root(s, l, n, sm); },
+                                            unsigned* sm) { return pinned_ping_pong_root(s, l, n, sm, 0); },
                         slots, lat, rounds, g_buf.pp_sm);
     }));
     if (got != 2 * rounds) st.SkipWithError("a hop ran off its pinned worker, or a wrong count");
@@ -448,6 +435,7 @@ void BM_ping_pong_pinned(benchmark::State& st) {
   std::sort(all.begin(), all.end());
   st.counters["one_way_p50_ns"] = at_fraction(all, 1, 2);
   st.counters["one_way_p99_ns"] = at_fraction(all, 99, 100);
+  report_tail(st, all);
   st.counters["baseline_block_one_way_ns"] = g_buf.baseline_block_one_way_ns;
   st.counters["p50_over_baseline"] = at_fraction(all, 1, 2) / g_buf.baseline_block_one_way_ns;
   st.counters["sm_a"] = sms[0];
@@ -474,11 +462,11 @@ void BM_pinned_parked_wake(benchmark::State& st) {
   for (auto _ : st) {
     int got = 0;
     st.SetIterationTime(seconds_of([&] {
-      got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n, unsigned long long gap) {
-        return gap_ping_pong_root(s, l, n, gap);
-      }, slots, lat, rounds, gap_ns);
+      got = rt.block_on([] WEFT_HOST_DEVICE(pp_slot* s, unsigned long long* l, int n, unsigned* sm,
+                                            unsigned long long gap) { return pinned_ping_pong_root(s, l, n, sm, gap); },
+                        slots, lat, rounds, g_buf.pp_sm, gap_ns);
     }));
-    if (got != 2 * rounds) st.SkipWithError("wrong count");
+    if (got != 2 * rounds) st.SkipWithError("a hop ran off its pinned worker, or a wrong count");
     fetch_latencies(s, lat, host);
     for (int r = 1; r < rounds; ++r) {  // round 0 includes start-up
       woken.push_back(host[2 * r + 1]);
