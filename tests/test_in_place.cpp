@@ -1,7 +1,7 @@
 // What a warp whose tasks keep waking each other in place (event::wait polled on the GPU,
 // device_hooks.hpp: await_word_in_place) still does for the rest of the runtime. Written
-// for both backends; on the host, where nothing waits in place, the same program checks
-// the host's frame caches instead.
+// for both backends; on the host, where nothing waits in place and the frame pool has no
+// per-thread caches, the same program shows the pool running dry the same way twice.
 #include <catch2/catch.hpp>
 #include <cstdint>
 
@@ -115,7 +115,6 @@ TEST_CASE("frames cached by warps whose tasks keep waking each other in place co
   REQUIRE(r.before > 1000);
   REQUIRE(r.cached == 2 * (r.before / 2 - 64));  // every one of them started
   REQUIRE(r.pair[0] == r.pair[1]);
-  REQUIRE(r.pair[0] > 0);
   // On the GPU the pair kept hopping in place while the spawner counted (a hop takes
   // ~1 us there). On the host a hop wakes a thread, and the spawner's thread may run
   // alone for the whole count on a small machine.

@@ -199,17 +199,21 @@ struct other_work_probe {
 // while it polls, so the setter has nobody to wake. The bound is the in-place IO
 // wait's (~20 us: the longest a warp is kept from other work).
 // Fairness: a wait that ends in place does not go back to the worker loop, so two tasks
-// that keep waking each other this way keep their warps from it. What the loop would
-// find there ends the wait instead: the probe, looked at every word_polls polls, covers
-// the stop flag, the bulk board, the warp's inject shard, inbox, staging area and
-// timers, and a frame-pool reclaim. Like tokio's coop budget, each in-place wait also
-// spends word_wait_cost of the trip's inline budget (staging_area::inline_left, reset at
-// the top of each trip and shared with inline bulk jobs): after 1,024 in one trip the
-// task parks as usual and its warp goes round its loop once with every duty due (its
-// stats, the host's polls). The budget is that large because a parked hop costs ~18 us
-// against ~1 us in place: at 16 waits a trip (before the thirty-third session) every
-// 17th hop of a ping-pong parked, its p99 was 17-20 us and its mean twice its p50
-// (docs/benchmarks.md). Worker 0, which polls the host, never waits in place.
+// that keep waking each other this way keep their warps from it. A wait that lasts
+// word_polls polls or more looks at what the loop would find (the probe: the stop flag,
+// the bulk board, the warp's inject shard, inbox, staging area and timers, and a
+// frame-pool reclaim) and ends when there is some. A ping-pong's waits match within a
+// few polls, before any look, so for them only the budget counts: like tokio's coop
+// budget, each in-place wait spends word_wait_cost of the trip's inline budget
+// (staging_area::inline_left, reset at the top of each trip and shared with inline bulk
+// jobs); after 1,024 in one trip the task parks as usual and its warp goes round its
+// loop once with every duty due. The budget is that large because a parked hop costs
+// ~18 us against ~1 us in place: at 16 waits a trip (before the thirty-third session)
+// every 17th hop of a ping-pong parked, its p99 was 17-20 us and its mean twice its p50.
+// The price: a task pinned to a warp whose task keeps hopping in place waits up to 1,024
+// hops (~2 ms) for it to come round (at most ~17 before). A look at the probe on the match was
+// tried and not kept (docs/benchmarks.md, thirty-third session). Worker 0, which polls
+// the host, never waits in place.
 inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
 // word_polls: the polls between two looks at the other work. A look's loads seem to
 // delay the acquire poll they overlap (as far as a probe's timings tell), so fewer looks

@@ -281,7 +281,8 @@ __device__ inline detail::task_header* await_answers(device_sched& d, std::uint3
 // wait gives up, and the task parks as usual, after in_place_polls polls (~20 us: the
 // longest a warp is kept from other work), or at the first poll that sees other work
 // for this warp: a task queued here (the answers it delivers for other tasks are
-// queued here), its inject shard, open bulk chunks, a due timer, the stop flag. Those
+// queued here), its inject shard or inbox, open bulk chunks, a due timer, the stop
+// flag, a frame-pool reclaim (other_work_probe, device_hooks.hpp). Those
 // are L2 loads issued beside the PCIe read, so they add no latency. While the wait
 // runs, worker 0's host polls (when it is the waiter) wait too: at most the bound.
 // A poll delivers at most in_place_batch answers (one lane reads them one at a time,
