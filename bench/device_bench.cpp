@@ -286,12 +286,6 @@ WEFT_HOST_DEVICE weft::task<int> pinned_ping_pong_root(pp_slot* slots, unsigned 
   co_return x + y;
 }
 
-// pinned_parked_wake runs pinned_ping_pong_root with a gap: side 0 sleeps gap_ns before
-// each set, longer than an in-place wait lasts (20 us), so side 1 has parked and its home
-// warp naps when the wake-up comes; the wake goes to that warp's inbox, which it reads
-// once per nap. Side 1 answers at once. lat[2r + 1]: set() to side 1 running again (what
-// the home's nap adds to a wake-up).
-
 // pinned_first_wake: every 2 ms of an idle runtime (its warps' naps grown to
 // park_max_ns), a task is pinned to a warp that holds no pinned task, in another block
 // each round; lat[r]: from just before the spawn to the task's first instruction. A
@@ -448,6 +442,11 @@ void BM_ping_pong_pinned(benchmark::State& st) {
 }
 
 // A wake-up of a pinned task whose home warp has parked: arg 0 is the setter's gap in us.
+// It runs pinned_ping_pong_root with that gap: side 0 sleeps gap_ns before each set,
+// longer than an in-place wait lasts (20 us), so side 1 has parked and its home warp naps
+// when the wake-up comes; the wake goes to that warp's inbox, which it reads once per
+// nap. Side 1 answers at once. lat[2r + 1]: set() to side 1 running again (what the
+// home's nap adds to a wake-up).
 void BM_pinned_parked_wake(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const int rounds = 100;

@@ -101,6 +101,40 @@ WEFT_HOST_DEVICE inline weft::task<void> raise_flag(int* flag) {
   atomic_store(*flag, 1);
   co_return;
 }
+// What a batch of spawns (or sleeps) came to.
+struct tally {
+  int ok;
+  int full;   // queue_full
+  int other;  // any other outcome
+};
+
+WEFT_HOST_DEVICE inline weft::task<void> check_in(weft::semaphore& done) {
+  done.release();
+  co_return;
+}
+
+// n spawns in one go (pinned to the spawner's own worker when pinned_to_self), without
+// letting the children run: counts what spawn refused, then waits for every accepted child.
+WEFT_HOST_DEVICE inline weft::task<tally> spawn_storm(int n, bool pinned_to_self) {
+  weft::semaphore done(0);
+  tally t{0, 0, 0};
+  const std::uint32_t self = weft::this_worker();
+  for (int i = 0; i < n; ++i) {
+    weft::join_handle<void> h = pinned_to_self ? weft::spawn_pinned(self, check_in(done)) : weft::spawn(check_in(done));
+    if (h.valid()) ++t.ok;
+    else if (h.error() == weft::errc::queue_full) ++t.full;
+    else ++t.other;
+  }  // dropping the handles detaches the children
+  for (int i = 0; i < t.ok; ++i) co_await done.acquire();
+  co_return t;
+}
+
+// Holds its frame until `go` is set, then counts itself down; the last one sets all_done.
+WEFT_HOST_DEVICE inline weft::task<void> wait_then_count_down(weft::event& go, int& pending, weft::event& all_done) {
+  co_await go.wait();
+  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
+}
+
 WEFT_HOST_DEVICE inline void atomic_max(int& x, int v) noexcept {
   weft::detail::device_atomic<int> a(x);
   int cur = a.load(weft::detail::mo_relaxed);

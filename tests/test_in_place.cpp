@@ -9,13 +9,8 @@
 
 namespace {
 
-WEFT_HOST_DEVICE weft::task<void> wait_then_count_down(weft::event& go, int& pending, weft::event& all_done) {
-  co_await go.wait();
-  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
-}
-
-// Spawns tasks of wait_then_count_down's size (pinned to `home` when `pinned`) that wait for `go` until a spawn fails or `limit` started, then lets
-// them finish. Returns how many started when the failure was out_of_memory, else -1.
+// Spawns tasks of wait_then_count_down's size (pinned to `home` when `pinned`) that wait
+// for `go` until a spawn fails or `limit` started, then lets them finish. Returns how many started when the failure was out_of_memory, else -1.
 WEFT_HOST_DEVICE weft::task<int> spawn_until_dry(bool pinned, std::uint32_t home, int limit) {
   weft::event go, all_done;
   int pending = 1;  // ours, dropped after the loop
@@ -23,8 +18,8 @@ WEFT_HOST_DEVICE weft::task<int> spawn_until_dry(bool pinned, std::uint32_t home
   weft::errc refused{};
   for (; started < limit; ++started) {
     weft::detail::device_atomic<int>(pending).fetch_add(1);
-    weft::join_handle<void> h = pinned ? weft::spawn_pinned(home, wait_then_count_down(go, pending, all_done))
-                                       : weft::spawn(wait_then_count_down(go, pending, all_done));
+    weft::join_handle<void> h = pinned ? weft::spawn_pinned(home, weft_test::wait_then_count_down(go, pending, all_done))
+                                       : weft::spawn(weft_test::wait_then_count_down(go, pending, all_done));
     if (!h) {
       weft::detail::device_atomic<int>(pending).fetch_sub(1);
       refused = h.error();
@@ -76,8 +71,9 @@ struct dry_counts {
 // On the GPU a freed frame stays in the cache of the lane that freed it; a spawner that
 // finds the pool dry asks every warp to flush its lanes' caches and waits ~400 us
 // (device_hooks.hpp: reclaim_then_allocate). A warp whose task hops in place for
-// milliseconds does not go round its loop, where it would flush: its in-place waits end
-// when a reclaim is asked (other_work_probe). Here nearly every frame of the pool is
+// milliseconds goes round its loop, where it would flush, only when a wait reaches a look
+// at other work (other_work_probe, which sees the reclaim) or the trip's coop budget of
+// in-place waits is spent. Here nearly every frame of the pool is
 // first left in the caches of the two warps that then ping-pong; a spawner on a third
 // warp must still get them back. [stress]: the reclaim's wait is timed (globaltimer), and
 // under compute-sanitizer, which slows the GPU's code many times over, it ends before a

@@ -12,18 +12,13 @@
 using weft::errc;
 using weft_test::code;
 using weft_test::code_of;
+using weft_test::tally;
 
 namespace {
 
 constexpr std::uint64_t ms = 1'000'000;
 
 bool is_cuda(weft::runtime& rt) { return std::string(rt.backend_name()) == "cuda"; }
-
-struct tally {
-  int ok;
-  int full;   // queue_full
-  int other;  // any other outcome
-};
 
 WEFT_HOST_DEVICE weft::task<int> sleep_code(std::uint64_t ns) {
   co_return code_of(co_await weft::try_await(weft::sleep_for(ns)));
@@ -40,26 +35,6 @@ WEFT_HOST_DEVICE weft::task<tally> sleepers(int n, std::uint64_t ns) {
     else if (c == code(errc::queue_full)) ++t.full;
     else ++t.other;
   }
-  co_return t;
-}
-
-WEFT_HOST_DEVICE weft::task<void> check_in(weft::semaphore& done) {
-  done.release();
-  co_return;
-}
-
-// n spawns in one go, without letting the children run: counts what spawn refused,
-// then waits for every accepted child.
-WEFT_HOST_DEVICE weft::task<tally> spawn_storm(int n) {
-  weft::semaphore done(0);
-  tally t{0, 0, 0};
-  for (int i = 0; i < n; ++i) {
-    weft::join_handle<void> h = weft::spawn(check_in(done));
-    if (h.valid()) ++t.ok;
-    else if (h.error() == errc::queue_full) ++t.full;
-    else ++t.other;
-  }  // dropping the handles detaches the children
-  for (int i = 0; i < t.ok; ++i) co_await done.acquire();
   co_return t;
 }
 
@@ -109,13 +84,13 @@ TEST_CASE("a spawn storm past the device's queues gives the spawner queue_full a
   c.workers = 1;            // nobody drains the queues while the spawner runs
   c.inject_capacity = 64;   // a tiny inject queue
   weft::runtime rt(c);
-  const tally t = rt.block_on([] WEFT_HOST_DEVICE(int n) { return spawn_storm(n); }, 5000);
+  const tally t = rt.block_on([] WEFT_HOST_DEVICE(int n) { return weft_test::spawn_storm(n, false); }, 5000);
   REQUIRE(t.other == 0);
   REQUIRE(t.ok + t.full == 5000);
   if (is_cuda(rt)) REQUIRE(t.full > 0);
   else REQUIRE(t.full == 0);
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
-  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return spawn_storm(n); }, 10).ok == 10);  // and goes on
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return weft_test::spawn_storm(n, false); }, 10).ok == 10);  // and goes on
 }
 
 TEST_CASE("tasks that yield while one worker's ring and inject queue are full all complete, with no hang", "[runtime]") {

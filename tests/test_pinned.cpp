@@ -338,37 +338,6 @@ TEST_CASE("a worker counts the pinned tasks it is home to until each completes, 
   REQUIRE(rt.live_frame_blocks() == 0);
 }
 
-namespace {
-
-WEFT_HOST_DEVICE weft::task<void> check_in(weft::semaphore& done) {
-  done.release();
-  co_return;
-}
-
-struct storm_tally {
-  int ok;
-  int full;   // queue_full
-  int other;  // any other outcome
-};
-
-// n tasks pinned to the spawner's own worker in one go, without letting them run;
-// waits for every accepted one.
-WEFT_HOST_DEVICE weft::task<storm_tally> pinned_storm(int n) {
-  weft::semaphore done(0);
-  storm_tally t{0, 0, 0};
-  const std::uint32_t self = weft::this_worker();
-  for (int i = 0; i < n; ++i) {
-    weft::join_handle<void> h = weft::spawn_pinned(self, check_in(done));
-    if (h.valid()) ++t.ok;
-    else if (h.error() == weft::errc::queue_full) ++t.full;
-    else ++t.other;
-  }  // dropping the handles detaches the tasks
-  for (int i = 0; i < t.ok; ++i) co_await done.acquire();
-  co_return t;
-}
-
-}  // namespace
-
 TEST_CASE("a pinned spawn refused with queue_full leaves its worker's count of pinned tasks as it was",
           "[runtime][pinned]") {
   // The count is raised before the task is published and lowered when it completes; a
@@ -377,7 +346,7 @@ TEST_CASE("a pinned spawn refused with queue_full leaves its worker's count of p
   c.workers = 1;           // the spawner's own warp is the home, and nobody drains its queues
   c.inject_capacity = 64;  // a tiny inject queue: pinned-to-self spawns overflow into it
   weft::runtime rt(c);
-  const storm_tally t = rt.block_on([] WEFT_HOST_DEVICE(int n) { return pinned_storm(n); }, 5000);
+  const weft_test::tally t = rt.block_on([] WEFT_HOST_DEVICE(int n) { return weft_test::spawn_storm(n, true); }, 5000);
   REQUIRE(t.other == 0);
   REQUIRE(t.ok + t.full == 5000);
   const long long live = pinned_live_once(rt, 0);
@@ -389,7 +358,7 @@ TEST_CASE("a pinned spawn refused with queue_full leaves its worker's count of p
     REQUIRE(live == -1);
   }
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
-  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return pinned_storm(n); }, 10).ok == 10);  // and goes on
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return weft_test::spawn_storm(n, true); }, 10).ok == 10);  // and goes on
 }
 
 TEST_CASE("runtime::spawn_pinned to a worker that does not exist reports invalid_argument and creates no root",

@@ -105,12 +105,6 @@ WEFT_HOST_DEVICE weft::task<void> bump_then_count_down(weft::event& go, int& out
   if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
 }
 
-// Holds its frame until `go` is set, then counts itself down.
-WEFT_HOST_DEVICE weft::task<void> wait_then_count_down(weft::event& go, int& pending, weft::event& all_done) {
-  co_await go.wait();
-  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
-}
-
 // Spawns `k` tasks of wait_then_count_down's size that finish at once, and waits for them.
 WEFT_HOST_DEVICE weft::task<void> spawn_short_tasks(weft::event& go, int& pending, weft::event& all_done, int k) {
   co_await go.wait();
@@ -118,7 +112,7 @@ WEFT_HOST_DEVICE weft::task<void> spawn_short_tasks(weft::event& go, int& pendin
   int mine = 1;
   for (int i = 0; i < k; ++i) {
     weft::detail::device_atomic<int>(mine).fetch_add(1);
-    if (!weft::spawn(wait_then_count_down(now, mine, mine_done))) weft::detail::device_atomic<int>(mine).fetch_sub(1);
+    if (!weft::spawn(weft_test::wait_then_count_down(now, mine, mine_done))) weft::detail::device_atomic<int>(mine).fetch_sub(1);
   }
   if (weft::detail::device_atomic<int>(mine).fetch_sub(1) != 1) co_await mine_done.wait();
   if (weft::detail::device_atomic<int>(pending).fetch_sub(1) == 1) all_done.set();
@@ -485,7 +479,7 @@ TEST_CASE("frames cached by the lanes that freed them come back before a spawn i
       weft::errc refused{};
       for (; started < limit; ++started) {
         weft::detail::device_atomic<int>(pending).fetch_add(1);
-        weft::join_handle<void> h = weft::spawn(wait_then_count_down(go, pending, all_done));
+        weft::join_handle<void> h = weft::spawn(weft_test::wait_then_count_down(go, pending, all_done));
         if (!h) {
           weft::detail::device_atomic<int>(pending).fetch_sub(1);
           refused = h.error();
