@@ -74,7 +74,15 @@ class event {
       auto w = ev->word();
       std::uint64_t old = w.load(detail::mo_acquire);
       do {
-        if (old == set_value) return false;  // set meanwhile: do not suspend
+        if (old == set_value) {  // set meanwhile: do not suspend, unless the warp owes its loop a trip
+#if WEFT_DEVICE_PASS
+          if (detail::device_owes_trip()) {
+            me->act = detail::action::yield;  // device_hooks.hpp, Fairness: the warp goes round first
+            return true;
+          }
+#endif
+          return false;
+        }
         me->link = reinterpret_cast<detail::task_header*>(old);
       } while (!w.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(me), detail::mo_release,
                                         detail::mo_acquire));

@@ -199,22 +199,33 @@ struct other_work_probe {
 // while it polls, so the setter has nobody to wake. The bound is the in-place IO
 // wait's (~20 us: the longest a warp is kept from other work).
 // Fairness: a wait that ends in place does not go back to the worker loop, so two tasks
-// that keep waking each other this way keep their warps from it. A wait that lasts
-// word_polls polls or more looks at what the loop would find (the probe: the stop flag,
-// the bulk board, the warp's inject shard, inbox, staging area and timers, and a
-// frame-pool reclaim) and ends when there is some. A ping-pong's waits match within a
-// few polls, before any look, so for them only the budget counts: like tokio's coop
-// budget, each in-place wait spends word_wait_cost of the trip's inline budget
-// (staging_area::inline_left, reset at the top of each trip and shared with inline bulk
-// jobs); after 1,024 in one trip the task parks as usual and its warp goes round its
-// loop once with every duty due. The budget is that large because a parked hop costs
-// ~18 us against ~1 us in place: at 16 waits a trip (before the thirty-third session)
-// every 17th hop of a ping-pong parked, its p99 was 17-20 us and its mean twice its p50.
-// The price: a task pinned to a warp whose task keeps hopping in place waits up to 1,024
-// hops (~2 ms) for it to come round (at most ~17 before). A look at the probe on the match was
-// tried and not kept (docs/benchmarks.md, thirty-third session). Worker 0, which polls
-// the host, never waits in place.
+// that keep waking each other this way keep their warps from it. Each round of polls
+// loads a probe of what the loop would find (other_work_probe: the stop flag, the bulk
+// board, the warp's inject shard, inbox, staging area and timers, a frame-pool reclaim)
+// and looks at it after the round (a wait of word_polls polls or more); every
+// look_every-th wait of a trip also looks after its first unmatched poll and at its
+// match, since a ping-pong's waits match within a few polls and never reach the round's
+// end. A look that sees other work spends the trip's budget (give_warp_back): the wait
+// ends, or the task goes on from its match, and its next wait, not in place, parks or,
+// when the word turned set meanwhile, yields (device_owes_trip, event::wait's
+// await_suspend), so the warp goes round its loop once with every duty due. Ending the
+// wait alone did not give the warp back: the word has usually turned set by the time
+// await_suspend would register, and the task went on in place (thirty-fourth session).
+// Besides, like tokio's coop budget, each in-place wait spends word_wait_cost of the
+// trip's inline budget (staging_area::inline_left, reset at the top of each trip and
+// shared with inline bulk jobs); after 1,024 in one trip the task parks or yields. The
+// budget is that large because a parked hop costs ~18 us against ~1 us in place: at 16
+// waits a trip (before the thirty-third session) every 17th hop of a ping-pong parked,
+// its p99 was 17-20 us and its mean twice its p50. So a task pinned to a warp whose task
+// keeps hopping in place (or a due timer) waits at most look_every hops or so for it to
+// come round, not the budget's 1,024 (~2 ms, until the thirty-fourth session).
+// Worker 0, which polls the host, never waits in place.
 inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
+// look_every: the in-place waits per early look (above). A look on every wait cost
+// ping_pong_pinned's p50 64-96 ns on an H200 (960 -> 1,024-1,056 ns, thirty-fourth
+// session), most of it the look after the first unmatched poll, which delays the next
+// poll; one wait in 16 pays it, and a pinned task waits ~16 hops (~30 us) at most.
+inline constexpr std::uint32_t look_every = 16;
 // word_polls: the polls between two looks at the other work. A look's loads seem to
 // delay the acquire poll they overlap (as far as a probe's timings tell), so fewer looks
 // make the hop shorter: 8 rather than 4 took ~40 ns off ping_pong_pinned's p50 on an
@@ -236,12 +247,23 @@ inline constexpr std::uint32_t word_polls = 8;
 inline constexpr std::uint32_t acquire_poll_rounds = 2;
 inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 1024;
 static_assert(word_wait_cost >= 1, "an in-place wait spends at least one unit of the trip's budget");
+// A look that saw other work for the warp (see Fairness above): the trip's budget is
+// spent, so the task's next wait is not in place and its warp comes round.
+__device__ inline bool give_warp_back(staging_area& budget) noexcept {
+  budget.inline_left = 0;
+  return false;
+}
+__device__ inline bool matched(staging_area& budget, const other_work_probe& probe, bool look) noexcept {
+  if (look && probe.busy(budget)) budget.inline_left = 0;
+  return true;
+}
 __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, std::uint64_t& word,
                                            std::uint64_t want) noexcept {
   if (id.worker == 0 || !alone_in_warp(id)) return false;
   staging_area& budget = staging_of_this_warp();
   if (budget.inline_left < word_wait_cost) return false;
   budget.inline_left -= word_wait_cost;  // only this lane runs in the warp's batch (alone_in_warp)
+  const bool look = budget.inline_left % (look_every * word_wait_cost) == 0;  // an early look (Fairness)
   const inject_ring home = inject_of(d, id.worker);
   const staging_area& st = staging_of_this_warp();
   detail::device_atomic<std::uint64_t> w(word);
@@ -254,18 +276,22 @@ __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, 
     if (round < acquire_poll_rounds) {
       // Acquire: the setter's writes before its store, for the task, with no fence after
       // the match (see acquire_poll_rounds).
-      for (std::uint32_t k = 0; k < word_polls; ++k)
-        if (w.load(detail::mo_acquire) == want) return true;
+      for (std::uint32_t k = 0; k < word_polls; ++k) {
+        if (w.load(detail::mo_acquire) == want) return matched(budget, probe, look);
+        if (look && k == 0 && probe.busy(st)) return give_warp_back(budget);
+      }
     } else {
       // Relaxed: this SM's L1 stays valid while the wait goes on. The fence after the
       // match makes the setter's writes before its store visible (a fence-based acquire).
-      for (std::uint32_t k = 0; k < word_polls; ++k)
+      for (std::uint32_t k = 0; k < word_polls; ++k) {
         if (w.load(detail::mo_relaxed) == want) {
           detail::fence_device_acquire();
-          return true;
+          return matched(budget, probe, look);
         }
+      }
     }
-    if (probe.busy(st) || globaltimer_ns() - start > word_wait_in_place_ns) return false;
+    if (probe.busy(st)) return give_warp_back(budget);
+    if (globaltimer_ns() - start > word_wait_in_place_ns) return false;
   }
 }
 
@@ -341,6 +367,15 @@ __device__ inline __attribute__((noinline)) void device_send_home(task_header* t
 __device__ inline bool device_await_word_in_place(std::uint64_t& word, std::uint64_t want) noexcept {
   exec::device_sched* d = exec::g_device_sched;
   return d != nullptr && exec::await_word_in_place(*d, exec::current_lane_ids(), word, want);
+}
+
+// event::wait's await_suspend, on finding the event set after all: whether the calling
+// task, alone in its warp, should yield rather than go on, because a look at the other
+// work or the in-place waits spent its warp's trip budget (device_hooks.hpp, Fairness).
+__device__ inline bool device_owes_trip() noexcept {
+  if (exec::g_device_sched == nullptr) return false;
+  const exec::lane_ids id = exec::current_lane_ids();
+  return exec::staging_of_this_warp().inline_left < exec::word_wait_cost && exec::alone_in_warp(id);
 }
 
 __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {
