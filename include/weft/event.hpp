@@ -17,7 +17,10 @@
 // registered once and woken once, the invariant the task state word relies on.
 // On the GPU a waiter alone in its warp first polls the word in place for up to ~20 us
 // (device_hooks.hpp, await_word_in_place; from await_ready, before the suspend point),
-// which spares a cross-warp hop its wake-up.
+// which spares a cross-warp hop its wake-up. A waiter that finds the event set only in
+// await_suspend, while its warp owes its worker loop a trip (a look at other work or
+// 1,024 in-place waits spent the trip's budget), yields once instead of going on, so
+// that the warp runs its other duties first (device_hooks.hpp, Fairness).
 #pragma once
 #include <cstdint>
 
