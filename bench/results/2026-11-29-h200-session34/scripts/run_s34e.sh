@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 34, call e: the candidate (the look after each round's first unmatched poll and at a match spends
+# the trip's budget, device_hooks.hpp): the promptness test 3 times (-s); the same test built on nm (the
+# candidate without the look at a match: build/nm/weft_tests_inplace, test_in_place.cpp alone) twice; the
+# in-place reclaim test twice; then scripts/gpu-check.
+set -u
+o=$OUT/s34e
+mkdir -p "$o"
+t0=$(date +%s)
+name="a task pinned to a warp whose task keeps waking its partner in place*"
+for r in 1 2 3; do
+  WEFT_BACKEND=cuda timeout 60 build/cuda/tests/weft_tests -s "$name" >"$o/prompt-$r.txt" 2>&1
+  echo "rc=$?" >>"$o/prompt-$r.txt"
+done
+for r in 1 2; do
+  WEFT_BACKEND=cuda timeout 60 build/nm/weft_tests_inplace -s "$name" >"$o/nm-$r.txt" 2>&1
+  echo "rc=$?" >>"$o/nm-$r.txt"
+done
+name2="frames cached by warps whose tasks keep waking each other in place*"
+for r in 1 2; do
+  WEFT_BACKEND=cuda timeout 60 build/cuda/tests/weft_tests -s "$name2" >"$o/inplace-$r.txt" 2>&1
+  echo "rc=$?" >>"$o/inplace-$r.txt"
+done
+OUT=$o/check bash scripts/gpu-check >"$o/gpu-check.txt" 2>&1
+echo "gpu-check rc=$?" >>"$o/gpu-check.txt"
+echo "wall $(( $(date +%s) - t0 )) s" >>"$o/gpu-check.txt"
+tar -czf "$OUT/s34e.tgz" -C "$OUT" s34e && rm -rf "$o"
