@@ -17,10 +17,10 @@
 // registered once and woken once, the invariant the task state word relies on.
 // On the GPU a waiter alone in its warp first polls the word in place for up to ~20 us
 // (device_hooks.hpp, await_word_in_place; from await_ready, before the suspend point),
-// which spares a cross-warp hop its wake-up. A waiter that finds the event set only in
-// await_suspend, while its warp owes its worker loop a trip (a look at other work or
-// 1,024 in-place waits spent the trip's budget), yields once instead of going on, so
-// that the warp runs its other duties first (device_hooks.hpp, Fairness).
+// which spares a cross-warp hop its wake-up. A waiter alone in its warp that finds the
+// event set only in await_suspend, while its warp owes its worker loop a trip (a look at
+// other work or 1,024 in-place waits spent the trip's budget), yields once instead of
+// going on, so that the warp runs its other duties first (device_hooks.hpp, Fairness).
 #pragma once
 #include <cstdint>
 
@@ -66,6 +66,9 @@ class event {
       // than in await_suspend: measured on an H200, the unpinned ping_pong's p50 fell
       // from 1.28-1.34 to 1.18 us and nothing else moved (twenty-second session). Why is
       // not known: in both forms the task reloads its locals from the frame after it.
+      // A set event here goes on even while the warp owes its loop a trip: a build that
+      // yielded here too (device_owes_trip) ran spawn_many 4 % slower on an H200
+      // (thirty-fourth session); the yield is await_suspend's alone.
       return ev->is_set() || detail::device_await_word_in_place(ev->state_, set_value);
 #else
       return ev->is_set();

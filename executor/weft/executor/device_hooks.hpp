@@ -203,13 +203,15 @@ struct other_work_probe {
 // loads a probe of what the loop would find (other_work_probe: the stop flag, the bulk
 // board, the warp's inject shard, inbox, staging area and timers, a frame-pool reclaim)
 // and looks at it after the round (a wait of word_polls polls or more); every
-// look_every-th wait of a trip also looks after its first unmatched poll and at its
-// match, since a ping-pong's waits match within a few polls and never reach the round's
-// end. A look that sees other work spends the trip's budget (give_warp_back): the wait
-// ends, or the task goes on from its match, and its next wait, not in place, parks or,
-// when the word turned set meanwhile, yields (device_owes_trip, event::wait's
-// await_suspend), so the warp goes round its loop once with every duty due. Ending the
-// wait alone did not give the warp back: the word has usually turned set by the time
+// look_every-th wait of a trip also looks after the first poll of each acquire round and
+// at its match, since a ping-pong's waits match within a few polls and never reach the
+// round's end. Any of those seen spends the trip's budget: a look after a poll ends the
+// wait (give_warp_back) and the task parks or yields in await_suspend; a look at the
+// match lets the task go on (matched) and its next wait does. Either way the warp goes
+// round its loop once with every duty due: a task whose await_suspend finds its event
+// set while its warp owes that trip yields instead of going on (device_owes_trip,
+// event.hpp; one whose await_ready already finds it set still goes on). Ending the wait
+// alone did not give the warp back: the word had usually turned set by the time
 // await_suspend would register, and the task went on in place (thirty-fourth session).
 // Besides, like tokio's coop budget, each in-place wait spends word_wait_cost of the
 // trip's inline budget (staging_area::inline_left, reset at the top of each trip and
@@ -217,14 +219,17 @@ struct other_work_probe {
 // budget is that large because a parked hop costs ~18 us against ~1 us in place: at 16
 // waits a trip (before the thirty-third session) every 17th hop of a ping-pong parked,
 // its p99 was 17-20 us and its mean twice its p50. So a task pinned to a warp whose task
-// keeps hopping in place (or a due timer) waits at most look_every hops or so for it to
-// come round, not the budget's 1,024 (~2 ms, until the thirty-fourth session).
+// keeps hopping in place (or a due timer, open bulk chunks, a queued task, a reclaim)
+// waits about look_every of that task's waits (a ping-pong's rounds, two hops each) for
+// the warp to come round, not the budget's 1,024 (~2 ms, until the thirty-fourth session).
 // Worker 0, which polls the host, never waits in place.
 inline constexpr std::uint64_t word_wait_in_place_ns = 20000;
 // look_every: the in-place waits per early look (above). A look on every wait cost
 // ping_pong_pinned's p50 64-96 ns on an H200 (960 -> 1,024-1,056 ns, thirty-fourth
 // session), most of it the look after the first unmatched poll, which delays the next
-// poll; one wait in 16 pays it, and a pinned task waits ~16 hops (~30 us) at most.
+// poll; one wait in 16 pays it, and a pinned task waits ~16 rounds of a ping-pong (32
+// hops, ~30-65 us) at most. The wait that looks is picked by the budget left
+// (inline_left % look_every): that counts waits only while each costs one unit.
 inline constexpr std::uint32_t look_every = 16;
 // word_polls: the polls between two looks at the other work. A look's loads seem to
 // delay the acquire poll they overlap (as far as a probe's timings tell), so fewer looks
@@ -246,13 +251,15 @@ inline constexpr std::uint32_t word_polls = 8;
 // acquire polls throughout; ping_pong_pinned's p50 hops did not move.
 inline constexpr std::uint32_t acquire_poll_rounds = 2;
 inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 1024;
-static_assert(word_wait_cost >= 1, "an in-place wait spends at least one unit of the trip's budget");
-// A look that saw other work for the warp (see Fairness above): the trip's budget is
-// spent, so the task's next wait is not in place and its warp comes round.
+static_assert(word_wait_cost == 1, "look_every picks a wait by the budget left: one unit a wait (see look_every)");
+// A look after a poll saw other work for the warp (see Fairness above): the trip's budget
+// is spent and the wait ends, so this wait parks, or yields in await_suspend.
 __device__ inline bool give_warp_back(staging_area& budget) noexcept {
   budget.inline_left = 0;
   return false;
 }
+// A matched wait: the task goes on at once; when it is a looking wait (look) and the
+// probe saw other work, the trip's budget is spent, so that the task's next wait parks or yields.
 __device__ inline bool matched(staging_area& budget, const other_work_probe& probe, bool look) noexcept {
   if (look && probe.busy(budget)) budget.inline_left = 0;
   return true;
@@ -263,7 +270,7 @@ __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, 
   staging_area& budget = staging_of_this_warp();
   if (budget.inline_left < word_wait_cost) return false;
   budget.inline_left -= word_wait_cost;  // only this lane runs in the warp's batch (alone_in_warp)
-  const bool look = budget.inline_left % (look_every * word_wait_cost) == 0;  // an early look (Fairness)
+  const bool look = budget.inline_left % look_every == 0;  // a looking wait (Fairness)
   const inject_ring home = inject_of(d, id.worker);
   const staging_area& st = staging_of_this_warp();
   detail::device_atomic<std::uint64_t> w(word);
@@ -369,9 +376,9 @@ __device__ inline bool device_await_word_in_place(std::uint64_t& word, std::uint
   return d != nullptr && exec::await_word_in_place(*d, exec::current_lane_ids(), word, want);
 }
 
-// event::wait's await_suspend, on finding the event set after all: whether the calling
-// task, alone in its warp, should yield rather than go on, because a look at the other
-// work or the in-place waits spent its warp's trip budget (device_hooks.hpp, Fairness).
+// event::wait's await_suspend, on finding the event set after all: whether
+// the calling task, alone in its warp, should yield rather than go on, because a look at
+// the other work or the in-place waits spent its warp's trip budget (Fairness above).
 __device__ inline bool device_owes_trip() noexcept {
   if (exec::g_device_sched == nullptr) return false;
   const exec::lane_ids id = exec::current_lane_ids();
