@@ -61,12 +61,14 @@ WEFT_HOST_DEVICE weft::task<int> ping_until_flag(weft::event* evs, int side, int
 // What a task pinned to `home` sees first: the pair's rounds so far.
 WEFT_HOST_DEVICE weft::task<int> rounds_seen(int* rounds) { co_return weft_test::atomic_load(*rounds); }
 
+constexpr int prompt_spawns = 16;  // pinned tasks spawned while the pair hops
+
 struct prompt_counts {
   int worst;    // the most rounds the pair ran between a pinned spawn and its task's start
   int hops;     // the pair's rounds in its first 200 us, before any pinned spawn
   int later;    // the pair's rounds while the pinned tasks were spawned and run
   int pair[2];  // each side's rounds
-  int each[16]; // the rounds before each pinned task started (even: side 0's warp, odd: side 1's)
+  int each[prompt_spawns];  // the rounds before each pinned task started (even: side 0's warp, odd: side 1's)
 };
 
 struct dry_counts {
@@ -134,10 +136,11 @@ TEST_CASE("frames cached by warps whose tasks keep waking each other in place co
 }
 
 // A warp whose task keeps waking its partner in place (each hop ~1 us on the GPU) still
-// runs a task pinned to it within some 16 hops: every 16th in-place wait looks at the
-// warp's inbox and timers (other_work_probe) after its first unmatched poll and at its
-// match, and when there is work it spends the trip's budget, so that the task's next
-// wait parks or yields and the warp comes round (device_hooks.hpp: Fairness). Before,
+// runs a task pinned to it within some 16 of their rounds: every 16th in-place wait looks
+// at the warp's inbox and timers (other_work_probe) after the first poll of each acquire
+// round and at its match, and when there is work it spends the trip's budget, so that
+// the wait, or the task's next one, parks or yields and the warp comes round
+// (device_hooks.hpp: Fairness). Before,
 // such a task waited for the budget of 1,024 in-place waits (~2 ms; 1,019-1,025 rounds
 // measured on an H200). Only its warp may run a pinned task, so nothing else would run
 // it sooner. [stress]: the check that the pair hops in place is timed (globaltimer),
@@ -155,7 +158,7 @@ TEST_CASE("a task pinned to a warp whose task keeps waking its partner in place 
     auto b = weft::spawn_pinned(homes[1], ping_until_flag(evs, 1, flag, &rounds));
     co_await weft::sleep_for(200'000);
     r.hops = weft_test::atomic_load(rounds);  // the pair's rounds in its first 200 us
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i < prompt_spawns; ++i) {
       const int spawned_at = weft_test::atomic_load(rounds);
       const int started_at = co_await weft::spawn_pinned(homes[i % 2], rounds_seen(&rounds));
       r.each[i] = started_at - spawned_at;
@@ -172,7 +175,7 @@ TEST_CASE("a task pinned to a warp whose task keeps waking its partner in place 
   INFO("most rounds before a pinned task started: " << r.worst << ", the pair's rounds in its first 200 us: " << r.hops
                                                      << ", during the spawns: " << r.later << ", in all: " << r.pair[0]
                                                      << " and " << r.pair[1]);
-  for (int i = 0; i < 16; ++i) UNSCOPED_INFO("pinned task " << i << ": " << r.each[i] << " rounds");
+  for (int i = 0; i < prompt_spawns; ++i) UNSCOPED_INFO("pinned task " << i << ": " << r.each[i] << " rounds");
   REQUIRE(r.pair[0] == r.pair[1]);
   // On the GPU the pair hopped in place, before and during the spawns: 45-49 rounds in
   // 200 us and ~270 during the spawns (~0.9 ms) on an H200 (~2 us a hop; a parked hop
