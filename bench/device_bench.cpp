@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,12 @@ weft::config bench_config(std::size_t pool, unsigned workers = 0) {
 // stops: cudaFree (and other device-synchronizing calls) would wait for the persistent
 // kernel, which only ends at shutdown. Baseline kernels run before the shared runtime
 // starts too: it holds every warp slot, so nothing else could become resident.
+// BM_block_on_idle's baselines (measure_host_trips), in microseconds, sorted.
+struct host_trip_sample {
+  std::vector<double> launch_us;  // launch an empty kernel, cudaStreamSynchronize
+  std::vector<double> echo_us;    // pinned_echo's round trip
+};
+
 struct bench_buffers {
   void* pp_slots = nullptr;
   unsigned long long* pp_lat = nullptr;
@@ -63,6 +70,7 @@ struct bench_buffers {
   unsigned* decision_v = nullptr;
   double decision_host_us = 0;
   unsigned decision_reference = 0;
+  host_trip_sample host_trips;
 };
 bench_buffers g_buf;
 constexpr int max_pp_rounds = 10000;
@@ -290,6 +298,11 @@ WEFT_HOST_DEVICE weft::task<int> pinned_ping_pong_root(pp_slot* slots, unsigned 
 // park_max_ns), a task is pinned to a warp that holds no pinned task, in another block
 // each round; lat[r]: from just before the spawn to the task's first instruction. A
 // warp napping when its first pinned task arrives sees it when that nap ends.
+// lat[rounds + r]: from the sleep's deadline to the spawn; lat[2 rounds + r]: from the
+// deadline to the task's first instruction. (The warps' naps grow in step, so the warp
+// whose nap wakes the spawner and the pinned task's warp wake at nearly the same
+// moments: a spawner that reaches its spawn sooner after a nap's end waits longer for
+// the next one, and the first row alone can read worse for a faster spawner.)
 WEFT_HOST_DEVICE weft::task<int> stamp_start(unsigned long long* at) {
   *at = now_ns();
   co_return 1;
@@ -298,12 +311,15 @@ WEFT_HOST_DEVICE weft::task<int> first_wake_root(unsigned long long* lat, int ro
   const std::uint32_t n = weft::worker_count();
   int started = 0;
   for (int r = 0; r < rounds; ++r) {
+    const unsigned long long due = now_ns() + 2000000;
     co_await weft::sleep_for(2000000);
     unsigned long long at = 0;
     const std::uint32_t home = (n / 2 / 4 * 4 + 1 + 4 * static_cast<std::uint32_t>(r)) % n;
     const unsigned long long t0 = now_ns();
     started += co_await weft::spawn_pinned(home == 0 ? 1 : home, stamp_start(&at));
     lat[r] = at - t0;
+    lat[rounds + r] = t0 - due;
+    lat[2 * rounds + r] = at - due;
   }
   co_return started;
 }
@@ -340,6 +356,62 @@ double measure_block_ping_pong(int rounds) {
   cudaFree(flag);
   cudaFree(out);
   return best;
+}
+
+// Baselines of BM_block_on_idle: the host's round trip to the GPU and back for a trivial
+// piece of work, each after host_idle_gap of idle, as block_on's is. Measured once before
+// any runtime starts (it holds every warp slot, so no other kernel could run beside it).
+constexpr auto host_idle_gap = std::chrono::milliseconds(2);
+constexpr int host_trip_samples = 60;
+
+__global__ void empty_kernel() {}
+
+// The floor: a persistent one-thread kernel that spins on a word in pinned host memory
+// and echoes each request; the host spins on the echo. (No nap: no persistent design that
+// lets its GPU idle can answer sooner.)
+__global__ void pinned_echo(unsigned* req, unsigned* ack, int rounds) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_system> in(*req), out(*ack);
+  for (int r = 1; r <= rounds; ++r) {
+    while (in.load(cuda::std::memory_order_acquire) != static_cast<unsigned>(r)) {
+    }
+    out.store(static_cast<unsigned>(r), cuda::std::memory_order_release);
+  }
+}
+
+host_trip_sample measure_host_trips() {
+  host_trip_sample out;
+  cudaStream_t s;
+  WEFT_BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  empty_kernel<<<1, 32, 0, s>>>();  // the module loaded, the first launch's costs paid
+  WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+  for (int i = 0; i < host_trip_samples; ++i) {
+    std::this_thread::sleep_for(host_idle_gap);
+    out.launch_us.push_back(1e6 * seconds_of([&] {
+      empty_kernel<<<1, 32, 0, s>>>();
+      WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+    }));
+  }
+  unsigned* words = nullptr;  // [0] request, [1] echo
+  WEFT_BENCH_CHECK(cudaHostAlloc(&words, 2 * sizeof(unsigned), cudaHostAllocMapped));
+  words[0] = words[1] = 0;
+  unsigned* dev_words = nullptr;
+  WEFT_BENCH_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_words), words, 0));
+  pinned_echo<<<1, 1, 0, s>>>(dev_words, dev_words + 1, host_trip_samples);
+  std::atomic_ref<unsigned> req(words[0]), ack(words[1]);
+  for (int r = 1; r <= host_trip_samples; ++r) {
+    std::this_thread::sleep_for(host_idle_gap);
+    out.echo_us.push_back(1e6 * seconds_of([&] {
+      req.store(static_cast<unsigned>(r), std::memory_order_release);
+      while (ack.load(std::memory_order_acquire) != static_cast<unsigned>(r)) {
+      }
+    }));
+  }
+  WEFT_BENCH_CHECK(cudaStreamSynchronize(s));
+  WEFT_BENCH_CHECK(cudaFreeHost(words));
+  WEFT_BENCH_CHECK(cudaStreamDestroy(s));
+  std::sort(out.launch_us.begin(), out.launch_us.end());
+  std::sort(out.echo_us.begin(), out.echo_us.end());
+  return out;
 }
 
 // The latencies a run wrote to the device buffer `lat`, into `host` (its size says how
@@ -486,7 +558,7 @@ void BM_pinned_first_wake(benchmark::State& st) {
   weft::runtime& rt = shared_runtime();
   const int rounds = 20;
   unsigned long long* lat = g_buf.pp_lat;
-  std::vector<unsigned long long> host(rounds), all;
+  std::vector<unsigned long long> host(3 * rounds), all, late, whole;
   auto s = static_cast<cudaStream_t>(rt.device()->side_stream());
   rt.block_on([] WEFT_HOST_DEVICE() -> weft::task<int> { co_return 0; });  // start the kernel
   for (auto _ : st) {
@@ -497,12 +569,18 @@ void BM_pinned_first_wake(benchmark::State& st) {
     }));
     if (got != rounds) st.SkipWithError("wrong count");
     fetch_latencies(s, lat, host);
-    all.insert(all.end(), host.begin(), host.end());
+    all.insert(all.end(), host.begin(), host.begin() + rounds);
+    late.insert(late.end(), host.begin() + rounds, host.begin() + 2 * rounds);
+    whole.insert(whole.end(), host.begin() + 2 * rounds, host.end());
   }
   std::sort(all.begin(), all.end());
+  std::sort(late.begin(), late.end());
+  std::sort(whole.begin(), whole.end());
   st.counters["first_wake_p50_ns"] = at_fraction(all, 1, 2);
   st.counters["first_wake_p90_ns"] = at_fraction(all, 9, 10);
   st.counters["first_wake_max_ns"] = double(all.back());
+  st.counters["spawner_after_deadline_p50_ns"] = at_fraction(late, 1, 2);
+  st.counters["started_after_deadline_p50_ns"] = at_fraction(whole, 1, 2);
 }
 
 // ------------------------------------------------------------------ idle cost
@@ -825,7 +903,7 @@ void BM_block_on_idle(benchmark::State& st) {
   for (auto _ : st) {
     double total = 0;
     for (int i = 0; i < 20; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::this_thread::sleep_for(host_idle_gap);
       int got = 0;
       const double s = seconds_of([&] { got = rt.block_on(seven); });
       if (got != 7) st.SkipWithError("wrong result");
@@ -837,6 +915,12 @@ void BM_block_on_idle(benchmark::State& st) {
   std::sort(us.begin(), us.end());
   st.counters["round_trip_p50_us"] = at_fraction(us, 1, 2);
   st.counters["round_trip_p90_us"] = at_fraction(us, 9, 10);
+  // The same round trip without weft, measured before the runtime started (main).
+  const host_trip_sample& b = g_buf.host_trips;
+  st.counters["launch_sync_p50_us"] = at_fraction(b.launch_us, 1, 2);
+  st.counters["launch_sync_p90_us"] = at_fraction(b.launch_us, 9, 10);
+  st.counters["pinned_echo_p50_us"] = at_fraction(b.echo_us, 1, 2);
+  st.counters["p50_over_launch_sync"] = at_fraction(us, 1, 2) / at_fraction(b.launch_us, 1, 2);
 }
 
 // ------------------------------------------------------------------ one_task_trip
@@ -899,6 +983,7 @@ int main(int argc, char** argv) {
   g_buf.baseline_block_one_way_ns = measure_block_ping_pong(max_pp_rounds);
   measure_chain_baselines();
   measure_decision_baseline();
+  g_buf.host_trips = measure_host_trips();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
