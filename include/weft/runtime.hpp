@@ -265,7 +265,7 @@ class runtime {
   // the cuda backend, a thread on the host backend). A root pinned to a parked warp
   // starts when that warp's nap ends (at most config::park_max_ns); while a warp is home
   // to pinned tasks that have not completed, its naps last about 2 us at most (worker 0,
-  // which polls the host, keeps its own cap: park_max_ns, at most 20 us), so their later
+  // which polls the host, naps at most 1 us), so their later
   // wake-ups reach it within that (device_worker::pinned_live). A worker out of range
   // (no_worker too): the handle reports errc::invalid_argument and the root is not
   // created; on the cuda backend the range is known once the kernel runs, so a first

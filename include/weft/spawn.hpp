@@ -206,7 +206,7 @@ WEFT_HOST_DEVICE inline std::uint32_t worker_count() noexcept {
 // there, one detour more than an unpinned task would take. On the GPU the home warp
 // looks at its inbox whenever it runs dry, every 16th trip while busy, and on each nap
 // while parked: a warp that is home to pinned tasks not yet completed naps about 2 us at
-// most (worker 0, which polls the host, park_max_ns up to 20 us), so a wake-up reaches a
+// most (worker 0, which polls the host, 1 us), so a wake-up reaches a
 // parked home within that (the first task pinned to a warp that parked before it had any
 // waits for that nap to end, at most config::park_max_ns); on the host the home thread
 // looks after its own queue, first every 61st pick, and is woken from its park for it.

@@ -54,10 +54,13 @@
 namespace weft::exec {
 
 // Requests to the host reactor not yet answered (lane 0's view; device-memory loads).
+// Every box's word is loaded before any is tested: one memory latency for all of them
+// (a parked worker 0 looks on each nap).
 __device__ inline bool io_inflight(const device_sched& d) noexcept {
+  std::uint32_t any = 0;
   for (std::uint32_t b = 0; b < d.io.count; ++b)
-    if (detail::device_atomic<std::uint32_t>(d.io.boxes[b].inflight).load(detail::mo_relaxed) != 0) return true;
-  return false;
+    any |= detail::device_atomic<std::uint32_t>(d.io.boxes[b].inflight).load(detail::mo_relaxed);
+  return any != 0;
 }
 
 // The LIFO slot's size: staged tasks always kept for the warp's next batch (flush_staging

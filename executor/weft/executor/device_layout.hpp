@@ -231,7 +231,7 @@ struct alignas(128) device_worker {
   // before it publishes the task (device_submit_root); the home, the only warp that runs
   // the task, takes one off when it completes (device_pinned_root_completed). While it is
   // non-zero the warp naps at most home_park_max_ns (park_lane0; worker 0 keeps its own
-  // cap, park_max_ns up to 20 us), so a wake-up sent to its inbox while it is parked
+  // cap, host_poll_max_ns), so a wake-up sent to its inbox while it is parked
   // waits about that long at most, not park_max_ns.
   std::uint32_t pinned_live;
 };

@@ -105,18 +105,32 @@ __device__ inline detail::task_header* place(detail::task_header* dst, detail::t
 }
 
 // Worker 0, lane 0: mirror the host's stop flag, create the roots the host submitted.
+// Every word here is in pinned host memory, a PCIe round trip (~1.5 us on an H200) per
+// dependent read, so the reads go out in as few rounds as the protocol allows: the stop
+// flag beside the next slot's seq (acquire: it publishes the slot); then the slot's
+// fields (and, inside `create`, its payload); and the seq of the slot after it is read
+// before the root is created (relaxed: a hint that it is there too), not after it. A
+// poll that finds one submission then waits for three round trips, not four. A hint that
+// says "not there yet" ends the poll: a submission that lands meanwhile is created at the
+// next poll (worker 0's next nap, or within 16 trips while it is busy).
+// (A copy of the slot read in one round, fields and payload together, measured slower:
+// its 224 bytes took the worker kernel's stack frame from 208 to 496 bytes, and
+// yield_many fell 44 %, thirty-fifth session.)
 __device__ inline void poll_host(device_sched& d) noexcept {
   host_control* hc = d.control;
-  if (detail::system_atomic<std::uint32_t>(hc->stop).load(detail::mo_relaxed))
-    detail::device_atomic<std::uint32_t>(d.stop).store(1, detail::mo_relaxed);
-  for (;;) {
-    const std::uint64_t t = d.submissions_seen;
+  const std::uint32_t stop = detail::system_atomic<std::uint32_t>(hc->stop).load(detail::mo_relaxed);
+  std::uint64_t t = d.submissions_seen;
+  std::uint64_t seq = detail::system_atomic<std::uint64_t>(hc->ring[t % submission_ring_size].seq).load(detail::mo_acquire);
+  if (stop) detail::device_atomic<std::uint32_t>(d.stop).store(1, detail::mo_relaxed);
+  while (seq == t + 1) {
     submission& s = hc->ring[t % submission_ring_size];
-    detail::system_atomic<std::uint64_t> seq(s.seq);
-    if (seq.load(detail::mo_acquire) != t + 1) return;
+    const std::uint64_t next_hint =
+        detail::system_atomic<std::uint64_t>(hc->ring[(t + 1) % submission_ring_size].seq).load(detail::mo_relaxed);
     s.create(&d, s.payload, s.completion, s.home);  // reads the payload before the slot is freed
-    seq.store(t + submission_ring_size, detail::mo_release);
-    d.submissions_seen = t + 1;
+    detail::system_atomic<std::uint64_t>(s.seq).store(t + submission_ring_size, detail::mo_release);
+    d.submissions_seen = ++t;
+    if (next_hint != t + 1) return;
+    seq = detail::system_atomic<std::uint64_t>(hc->ring[t % submission_ring_size].seq).load(detail::mo_acquire);
   }
 }
 
@@ -384,9 +398,19 @@ __device__ inline bool register_sleeper(worker_ctx& c) noexcept {
 // pinned server whose warp had parked answered up to 100 us late. 2 us costs such a warp
 // about seven L2-resident loads per 2 us while it is idle: a pinned task parked on every
 // warp cost a copy kernel beside the runtime nothing measurable (idle_cost_pinned_homes).
-// Worker 0 keeps its own cap (20 us, or park_max_ns when that is shorter): each of its
-// naps also polls the host over PCIe.
+// Worker 0 keeps its own cap, host_poll_max_ns below.
 inline constexpr std::uint32_t home_park_max_ns = 2000;
+
+// Worker 0's longest nap (or park_max_ns when that is shorter). Each of its naps polls
+// the host's submission ring (poll_host, over PCIe), so a root the host submits to an
+// idle runtime (block_on, rt.spawn) waits for the rest of a nap before it is created.
+// Until the thirty-fifth session the cap was min(20 us, park_max_ns), 10 us by default,
+// and block_on of a trivial root on an idle H200 took 22-29 us; with 1 us it takes
+// 16-17 us. Worker 0's naps, with their looks, then come ~5.6 us apart (measured: the
+// looks' memory and PCIe latency is most of it), and a copy kernel beside an idle
+// runtime kept the same share of its solo speed (idle_cost). Other warps still nap up
+// to park_max_ns.
+inline constexpr std::uint32_t host_poll_max_ns = 1000;
 
 // Lane 0 naps until woken (after register_sleeper); `true` when a wake token (not a
 // timeout) ended the nap, or `woke` was already true.
@@ -396,9 +420,8 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   // Read once per park: a pinned spawn to this warp while it naps pushes to its inbox,
   // which ends the nap (below), and the next park reads the new count.
   const bool home = detail::device_atomic<std::uint32_t>(c.w.pinned_live).load(detail::mo_relaxed) != 0;
-  // Worker 0 polls the host on each nap (PCIe reads): at most 20 us, and never longer
-  // than park_max_ns, which bounds every warp's nap.
-  const std::uint32_t cap = min(c.id == 0 ? 20000u : home ? home_park_max_ns : d.park_max_ns, d.park_max_ns);
+  // Worker 0 polls the host on each nap (host_poll_max_ns); park_max_ns bounds every nap.
+  const std::uint32_t cap = min(c.id == 0 ? host_poll_max_ns : home ? home_park_max_ns : d.park_max_ns, d.park_max_ns);
   std::uint32_t ns = 256, slept = 0;
   while (!woke && !stop.load(detail::mo_relaxed) && slept < 1000000) {
     std::uint32_t tk = tokens.load(detail::mo_relaxed);
@@ -451,7 +474,7 @@ __device__ inline bool stopping(worker_ctx& c) noexcept {
 // Worker 0 with nothing to run and requests in flight polls their answers up to
 // answer_polls times back to back (await_answers: one PCIe read each, ~1.1 us on an
 // H200) before it looks at the host and its timers, and it never parks: the answers'
-// latency is what the reactor's users wait on, and a parked warp naps up to 20 us.
+// latency is what the reactor's users wait on, and a parked warp naps up to park_max_ns.
 // Other warps search and steal meanwhile.
 inline constexpr std::uint32_t answer_polls = 8;
 
@@ -504,6 +527,12 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
   // A pinned wake-up ended the nap: stage it now, so the next gather runs it (rather than
   // a look round first and a trip more to find the inbox).
   if (take_inbox(c)) return nullptr;
+  // The nap ended on tasks staged here (a root the host submitted, a timer's sleeper):
+  // the next gather runs them, without the look round. (Taken before the inbox, this
+  // return cost pinned_first_wake 2 us in an A/B, thirty-fifth session: a nap that ended
+  // with tasks both staged and in the inbox left the inbox to a later trip.)
+  __syncwarp();  // lane 0's staging writes in the nap (poll_host, the timers)
+  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
   if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
   return nullptr;
 }
