@@ -45,16 +45,16 @@ weft::config bench_config(std::size_t pool, unsigned workers = 0) {
   return c;
 }
 
-// Device buffers are allocated before any runtime starts and freed after the last one
-// stops: cudaFree (and other device-synchronizing calls) would wait for the persistent
-// kernel, which only ends at shutdown. Baseline kernels run before the shared runtime
-// starts too: it holds every warp slot, so nothing else could become resident.
 // BM_block_on_idle's baselines (measure_host_trips), in microseconds, sorted.
 struct host_trip_sample {
   std::vector<double> launch_us;  // launch an empty kernel, cudaStreamSynchronize
   std::vector<double> echo_us;    // pinned_echo's round trip
 };
 
+// Device buffers are allocated before any runtime starts and freed after the last one
+// stops: cudaFree (and other device-synchronizing calls) would wait for the persistent
+// kernel, which only ends at shutdown. Baseline kernels run before the shared runtime
+// starts too: it holds every warp slot, so nothing else could become resident.
 struct bench_buffers {
   void* pp_slots = nullptr;
   unsigned long long* pp_lat = nullptr;
@@ -397,12 +397,19 @@ host_trip_sample measure_host_trips() {
   unsigned* dev_words = nullptr;
   WEFT_BENCH_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_words), words, 0));
   pinned_echo<<<1, 1, 0, s>>>(dev_words, dev_words + 1, host_trip_samples);
+  WEFT_BENCH_CHECK(cudaGetLastError());
   std::atomic_ref<unsigned> req(words[0]), ack(words[1]);
   for (int r = 1; r <= host_trip_samples; ++r) {
     std::this_thread::sleep_for(host_idle_gap);
+    const auto give_up = clock_type::now() + std::chrono::seconds(5);
     out.echo_us.push_back(1e6 * seconds_of([&] {
       req.store(static_cast<unsigned>(r), std::memory_order_release);
       while (ack.load(std::memory_order_acquire) != static_cast<unsigned>(r)) {
+        if (clock_type::now() > give_up) {  // the kernel did not start, or died: never hang the run
+          std::fprintf(stderr, "pinned_echo: no echo for request %d within 5 s (its stream: %s)\n", r,
+                       cudaGetErrorString(cudaStreamQuery(s)));
+          std::exit(1);
+        }
       }
     }));
   }
@@ -614,7 +621,7 @@ double copy_ms(const float4* in, float4* out, std::size_t bytes, cudaStream_t s,
 
 // A bandwidth-bound kernel on another stream beside an idle runtime of range(0) warps per
 // SM. pin_every_worker: each worker warp is first made home to a pinned root that parks on
-// an event nobody sets, so every warp naps at most home_park_max_ns (2 us; worker 0 20 us)
+// an event nobody sets, so every warp naps at most home_park_max_ns (2 us; worker 0 1 us)
 // instead of park_max_ns: the idle cost of long-lived pinned servers on every warp.
 void idle_cost(benchmark::State& st, bool pin_every_worker) {
   float4* in = g_buf.copy_in;

@@ -394,8 +394,8 @@ bool device_runtime::ready(const host_completion* c) const noexcept {
 // slack), which made block_on of a trivial root on an idle runtime take ~63 us on an H100
 // when the answer came ~15 us after the submission (docs/benchmarks.md, thirty-first
 // session). So the wait spins through the answer times an idle runtime gives (16-17 us on
-// an H200 since worker 0 naps at most 1 us, host_poll_max_ns; 22-29 us before) before it
-// gives the core away.
+// an H200 since the thirty-fifth session's host_poll_max_ns and poll_host; 22-29 us
+// before) before it gives the core away.
 constexpr auto wait_spin = std::chrono::microseconds(200);
 
 errc device_runtime::wait(host_completion* c) noexcept {

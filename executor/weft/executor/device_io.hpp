@@ -54,8 +54,8 @@
 namespace weft::exec {
 
 // Requests to the host reactor not yet answered (lane 0's view; device-memory loads).
-// Every box's word is loaded before any is tested: one memory latency for all of them
-// (a parked worker 0 looks on each nap).
+// No branch between the boxes' loads (the loop once tested each before loading the
+// next), so they can be in flight together; a parked worker 0 looks on each nap.
 __device__ inline bool io_inflight(const device_sched& d) noexcept {
   std::uint32_t any = 0;
   for (std::uint32_t b = 0; b < d.io.count; ++b)

@@ -110,7 +110,9 @@ __device__ inline detail::task_header* place(detail::task_header* dst, detail::t
 // flag beside the next slot's seq (acquire: it publishes the slot); then the slot's
 // fields (and, inside `create`, its payload); and the seq of the slot after it is read
 // before the root is created (relaxed: a hint that it is there too), not after it. A
-// poll that finds one submission then waits for three round trips, not four. A hint that
+// poll that finds one submission then waits for three rounds of reads where it waited
+// for five (the stop flag, the seq, the fields, the payload, the next seq, each after
+// the last), and an empty poll for one where it waited for two. A hint that
 // says "not there yet" ends the poll: a submission that lands meanwhile is created at the
 // next poll (worker 0's next nap, or within 16 trips while it is busy).
 // (A copy of the slot read in one round, fields and payload together, measured slower:
@@ -405,8 +407,8 @@ inline constexpr std::uint32_t home_park_max_ns = 2000;
 // the host's submission ring (poll_host, over PCIe), so a root the host submits to an
 // idle runtime (block_on, rt.spawn) waits for the rest of a nap before it is created.
 // Until the thirty-fifth session the cap was min(20 us, park_max_ns), 10 us by default,
-// and block_on of a trivial root on an idle H200 took 22-29 us; with 1 us it takes
-// 16-17 us. Worker 0's naps, with their looks, then come ~5.6 us apart (measured: the
+// and block_on of a trivial root on an idle H200 took 22-29 us; with 1 us and
+// poll_host's fewer rounds of reads it takes 16-17 us (the cap alone: 18-20 us). Worker 0's naps, with their looks, then come ~5.6 us apart (measured: the
 // looks' memory and PCIe latency is most of it), and a copy kernel beside an idle
 // runtime kept the same share of its solo speed (idle_cost). Other warps still nap up
 // to park_max_ns.
@@ -528,10 +530,9 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
   // a look round first and a trip more to find the inbox).
   if (take_inbox(c)) return nullptr;
   // The nap ended on tasks staged here (a root the host submitted, a timer's sleeper):
-  // the next gather runs them, without the look round. (Taken before the inbox, this
-  // return cost pinned_first_wake 2 us in an A/B, thirty-fifth session: a nap that ended
-  // with tasks both staged and in the inbox left the inbox to a later trip.)
-  __syncwarp();  // lane 0's staging writes in the nap (poll_host, the timers)
+  // the next gather runs them, without the look round. (After the inbox, so that a nap
+  // that ended with tasks both staged and in the inbox takes the pinned ones now too.)
+  __syncwarp();  // lane 0's staging writes in the nap (take_inbox's last one ordered them already)
   if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
   if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
   return nullptr;
