@@ -62,6 +62,7 @@ WEFT_HOST_DEVICE weft::task<int> ping_until_flag(weft::event* evs, int side, int
 WEFT_HOST_DEVICE weft::task<int> rounds_seen(int* rounds) { co_return weft_test::atomic_load(*rounds); }
 
 constexpr int prompt_spawns = 16;  // pinned tasks spawned while the pair hops
+constexpr int host_prompt_bound = 4096;  // rounds, on the host backend (see the test)
 
 struct prompt_counts {
   int worst;    // the most rounds the pair ran between a pinned spawn and its task's start
@@ -185,6 +186,14 @@ TEST_CASE("a task pinned to a warp whose task keeps waking its partner in place 
   if (rt.device() != nullptr) {
     REQUIRE(r.hops >= 20);
     REQUIRE(r.later >= 100);
+    REQUIRE(r.worst <= 32);  // look_every (16) waits a side, the look's own and the next
+  } else {
+    // On the host the pair's hops go through the home threads' inboxes, so a pinned task
+    // starts a round or two after it is pushed; but the OS may preempt the spawner's
+    // thread between its read of the count and its push, and the pair then hops for the
+    // rest of a time slice (151 rounds in a CI run under ASan on 2 cores, where 4 workers,
+    // the timer thread and the reactor's share them). This bound only catches a task left
+    // behind for good (one that never started would hang the test instead).
+    REQUIRE(r.worst <= host_prompt_bound);
   }
-  REQUIRE(r.worst <= 32);  // look_every (16) waits a side, the look's own and the next
 }
