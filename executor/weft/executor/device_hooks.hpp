@@ -252,23 +252,29 @@ inline constexpr std::uint32_t word_polls = 8;
 inline constexpr std::uint32_t acquire_poll_rounds = 2;
 inline constexpr std::uint32_t word_wait_cost = inline_jobs_per_trip / 1024;
 static_assert(word_wait_cost == 1, "look_every picks a wait by the budget left: one unit a wait (see look_every)");
+// The trip's budget as Fairness (above) reads and spends it: spent when too little is
+// left for another in-place wait; then the task's next wait is not in place, a wait that
+// finds its event set yields (device_owes_trip), and the warp's next trip makes every
+// look of its loop (worker_loop's beat 0).
+__device__ inline bool trip_budget_spent(const staging_area& st) noexcept { return st.inline_left < word_wait_cost; }
+__device__ inline void spend_trip_budget(staging_area& st) noexcept { st.inline_left = 0; }
 // A look after a poll saw other work for the warp (see Fairness above): the trip's budget
 // is spent and the wait ends, so this wait parks, or yields in await_suspend.
 __device__ inline bool give_warp_back(staging_area& budget) noexcept {
-  budget.inline_left = 0;
+  spend_trip_budget(budget);
   return false;
 }
 // A matched wait: the task goes on at once; when it is a looking wait (look) and the
 // probe saw other work, the trip's budget is spent, so that the task's next wait parks or yields.
 __device__ inline bool matched(staging_area& budget, const other_work_probe& probe, bool look) noexcept {
-  if (look && probe.busy(budget)) budget.inline_left = 0;
+  if (look && probe.busy(budget)) spend_trip_budget(budget);
   return true;
 }
 __device__ inline bool await_word_in_place(device_sched& d, const lane_ids& id, std::uint64_t& word,
                                            std::uint64_t want) noexcept {
   if (id.worker == 0 || !alone_in_warp(id)) return false;
   staging_area& budget = staging_of_this_warp();
-  if (budget.inline_left < word_wait_cost) return false;
+  if (trip_budget_spent(budget)) return false;
   budget.inline_left -= word_wait_cost;  // only this lane runs in the warp's batch (alone_in_warp)
   const bool look = budget.inline_left % look_every == 0;  // a looking wait (Fairness)
   const inject_ring home = inject_of(d, id.worker);
@@ -382,7 +388,7 @@ __device__ inline bool device_await_word_in_place(std::uint64_t& word, std::uint
 __device__ inline bool device_owes_trip() noexcept {
   if (exec::g_device_sched == nullptr) return false;
   const exec::lane_ids id = exec::current_lane_ids();
-  return exec::staging_of_this_warp().inline_left < exec::word_wait_cost && exec::alone_in_warp(id);
+  return exec::trip_budget_spent(exec::staging_of_this_warp()) && exec::alone_in_warp(id);
 }
 
 __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {

@@ -459,6 +459,13 @@ __device__ inline bool take_inbox(worker_ctx& c) noexcept {
   return n != 0;
 }
 
+// Whether the warp's staging area holds tasks (lane 0's count, broadcast). The __syncwarp
+// orders the lanes' staging writes (lane 0's polls, deliveries) before lane 0's read.
+__device__ inline bool has_staged(worker_ctx& c) noexcept {
+  __syncwarp();
+  return __shfl_sync(full_mask, c.st.count, 0) != 0;
+}
+
 // Whether the warp's staging area or ring holds tasks (lane 0's view, broadcast).
 __device__ inline bool has_local_work(worker_ctx& c) noexcept {
   __syncwarp();  // the lanes' staging writes of this batch
@@ -507,14 +514,12 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
     t = await_answers(c.d, c.lane, answer_polls, &inflight);
     if ((*n = batch_size(t)) != 0) return t;
   }
-  __syncwarp();  // the deliveries' staging writes before the read
-  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
+  if (has_staged(c)) return nullptr;  // the deliveries staged tasks
   if (c.lane == 0) {
     if (c.id == 0) poll_host(c.d);
     poll_timers(c.d);
   }
-  __syncwarp();  // lane 0's polls may have staged tasks: their writes before the read
-  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
+  if (has_staged(c)) return nullptr;  // lane 0's polls staged tasks
   if (c.id == 0 && inflight) return nullptr;  // back round the loop: the answers are near
   if (serve_blockmate(c.d, c.st, c.id, c.lane)) return nullptr;  // a blockmate's lone task's jobs
   if (try_begin_search(c)) {
@@ -532,8 +537,7 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
   // The nap ended on tasks staged here (a root the host submitted, a timer's sleeper):
   // the next gather runs them, without the look round. (After the inbox, so that a nap
   // that ended with tasks both staged and in the inbox takes the pinned ones now too.)
-  __syncwarp();  // lane 0's staging writes in the nap (take_inbox's last one ordered them already)
-  if (__shfl_sync(full_mask, c.st.count, 0) != 0) return nullptr;
+  if (has_staged(c)) return nullptr;
   if (!woke && !stopping(c)) steal(c, 32);  // a timeout: one cheap look round
   return nullptr;
 }
@@ -637,7 +641,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     // keeps the warp from them no longer than one budget.
     std::uint32_t spent = 0;
     if (lane == 0) {
-      spent = c.st.inline_left < word_wait_cost;
+      spent = trip_budget_spent(c.st);
       c.st.inline_left = inline_jobs_per_trip;  // read after gather's __syncwarp
     }
     const std::uint32_t beat = __shfl_sync(full_mask, spent, 0) != 0 ? 0 : trip;
