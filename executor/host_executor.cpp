@@ -162,6 +162,7 @@ void host_executor::worker_main(worker& w) {
   tls_worker = &w;
   frame_scope frames(allocator_, pool_ ? &w.cache : nullptr);
   while (!stopping()) {
+    if (help_bulk(w)) continue;  // bulk chunks first: tasks await them
     if (task_header* t = find_work(w)) run_one(w, t);
     else park(w);
   }
@@ -246,6 +247,51 @@ void host_executor::run_one(worker& w, task_header* t) {
   }
 }
 
+// One chunk of the bulk board's oldest run, if there is one. A worker woken as a searcher
+// (its permit) ends the search here, having found work, so that the searcher count does
+// not hold back the wake-ups of other work while it runs chunks.
+bool host_executor::help_bulk(worker& w) noexcept {
+  if (!bulk_.has_runs()) return false;
+  detail::host_bulk_run* r;
+  std::uint32_t chunk;
+  if (!bulk_.claim(&r, &chunk)) return false;
+  if (w.searching) {
+    w.searching = false;
+    end_search(true);
+  }
+  run_claimed_chunk(r, chunk);
+  return true;
+}
+
+errc host_executor::post_bulk(detail::host_bulk_run* r, detail::bulk_job* j) noexcept {
+  if (stopping()) return errc::shutting_down;
+  bulk_.post(r, j);
+  wake_bulk_helpers(j->chunks - 1);  // the poster's own thread takes a chunk too
+  return errc{};
+}
+
+// Hands permits to up to `want` parked workers (the most recently parked first; at most
+// 64 per post), as notify_one_if_needed does for one: a post wants a thread for every
+// chunk. Beyond 64, each woken worker that finds work and was the last searcher wakes
+// one more (end_search).
+void host_executor::wake_bulk_helpers(std::uint32_t want) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park(): the post, then the sleepers
+  if (want == 0 || sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  worker* woken[64];
+  std::uint32_t n = 0;
+  {
+    std::lock_guard lk(park_m_);
+    while (n < want && n < 64 && !idle_.empty()) {
+      worker* v = idle_.back();
+      idle_.pop_back();
+      v->permit = true;
+      searching_.fetch_add(1, std::memory_order_seq_cst);  // counted as a searcher, as notify does
+      woken[n++] = v;
+    }
+  }
+  for (std::uint32_t i = 0; i < n; ++i) woken[i]->cv.notify_one();  // after the unlock (notify_one_if_needed)
+}
+
 void host_executor::push_local(worker& w, task_header* t) {
   while (!w.queue.push(t)) {
     // Full: move the older half, and t behind it, to the inject queue (Go's runqputslow).
@@ -298,7 +344,7 @@ void host_executor::notify_one_if_needed() noexcept {
 }
 
 bool host_executor::any_work_visible() const noexcept {
-  if (!inject_.empty()) return true;
+  if (!inject_.empty() || bulk_.has_runs_seq_cst()) return true;
   for (auto& w : workers_)
     if (!w->queue.empty_approx() || w->lifo.load(std::memory_order_acquire)) return true;
   return false;
@@ -495,7 +541,9 @@ void host_executor::shutdown() noexcept {
   for (auto& w : workers_)  // 3. join the workers, then the timer; one thread owns everything from here
     if (w->thread.joinable()) w->thread.join();
   stop_timer();
-  // 4. the queues are forgotten: every queued task is also in the registry.
+  // 4. the queues and the bulk board are forgotten: every queued task is also in the
+  //    registry, and every run on the board belongs to a parked task that is.
+  bulk_.forget();
   // 5. destroy every root that has not completed (marked completed first: see the header);
   //    completed roots go with their handles.
   destroy_incomplete_roots();
@@ -528,6 +576,16 @@ io_link* host_current_io() noexcept {
 std::uint32_t host_worker_index() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;
   return w ? w->index : no_home;
+}
+bool host_bulk_plan(bulk_job& j) noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  if (w == nullptr) return false;  // not a worker thread (run_inline there): run it whole
+  return exec::plan_host_bulk(j, w->exec->worker_count());
+}
+errc host_post_bulk(host_bulk_run* r, bulk_job* j) noexcept {
+  exec::host_executor::worker* w = exec::tls_worker;
+  if (w == nullptr) return errc::backend_unavailable;  // host_bulk_plan said no: never here
+  return w->exec->post_bulk(r, j);
 }
 bool host_bulk_budget_spent() noexcept {
   exec::host_executor::worker* w = exec::tls_worker;

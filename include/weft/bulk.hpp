@@ -18,11 +18,15 @@
 //     a task that runs alone in its warp's batch (bulk(), not bulk_warps) has such a job
 //     run inside the await by the warp's 31 idle lanes, and does not suspend;
 //   * a larger job goes on the bulk board, where idle warps are woken to take chunks.
-// On the host backend the calls run on the awaiting task's worker thread before it goes
-// on, and each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp); after
-// 1,024 steps in one turn on its thread the task yields once (a coop budget:
-// executor/weft/executor/host_executor.hpp), as the GPU's inline steps go round the
-// warp's loop once per 1,024.
+// On the host backend each warp job runs as 32 Boost.Context fibers (executor/host_warp.cpp).
+// A job of more than one chunk (bulk: more than 4,096 indices; bulk_warps: two warp jobs
+// or more) on a runtime of two or more worker threads goes on the host's bulk board,
+// where the worker threads take its chunks before their next task, the awaiting task's
+// own thread first, and the task resumes after the last chunk
+// (executor/weft/executor/host_bulk.hpp). A smaller job runs on the awaiting task's
+// thread before it goes on, and after 1,024 such steps in one turn on its thread the
+// task yields once (a coop budget: executor/weft/executor/host_executor.hpp), as the
+// GPU's inline steps go round the warp's loop once per 1,024.
 //
 // f is copied into the awaiting task's frame and called through a const reference from
 // many lanes at once; on the GPU some lanes may call further copies of it (in shared
@@ -139,20 +143,19 @@ WEFT_HOST_DEVICE inline errc check_bulk(std::uint64_t n, bool warps) noexcept {
   return errc{};
 }
 
-// Hands a job to the device executor (device_hooks.hpp): the posting warp runs or
-// publishes it after its batch. The host backend never gets here (it runs bulk work in
-// await_ready).
-WEFT_HOST_DEVICE inline errc submit_bulk(bulk_job* j) noexcept {
+// Hands a job to the executor. Device (device_hooks.hpp): the posting warp runs or
+// publishes it after its batch. Host: the bulk board takes a job that host_bulk_plan cut
+// up (`host_run`: its record, in the awaiter); a job it did not cut up ran in await_ready.
+WEFT_HOST_DEVICE inline errc submit_bulk(bulk_job* j, [[maybe_unused]] void* host_run) noexcept {
 #if WEFT_DEVICE_PASS
   return device_submit_bulk(j);
 #else
-  (void)j;
-  return errc::backend_unavailable;
+  return host_post_bulk(static_cast<host_bulk_run*>(host_run), j);
 #endif
 }
 
 #if !WEFT_DEVICE_PASS
-// The host backend: every chunk on the calling thread, in order.
+// The host backend, for a job not worth spreading: every chunk on the calling thread, in order.
 inline void run_bulk_on_host(bulk_job& j) {
   j.chunk_items = j.warps ? 1u : 0x40000000u;
   const std::uint64_t chunks = (j.n + j.chunk_items - 1) / j.chunk_items;
@@ -168,6 +171,7 @@ struct bulk_awaiter {
   errc failed{};
 #if !WEFT_DEVICE_PASS
   bool budget_yield = false;  // await_ready ran the job and the turn's budget is spent
+  host_bulk_run run;          // the bulk board's record of a spread job
 #endif
   // The descriptor is built (make_job) only when the job is submitted or run on the host:
   // a lone task's inline step stores into the frame only the awaiter's f, n and failed.
@@ -207,7 +211,9 @@ struct bulk_awaiter {
       return true;
     }
 #else
-    run_bulk_on_host(make_job());
+    bulk_job& j = make_job();
+    if (host_bulk_plan(j)) return false;  // spread over the worker threads: await_suspend posts it
+    run_bulk_on_host(j);
     // After bulk_steps_per_turn steps in one turn the task yields here (the job has run):
     // a chain of steps lets its thread look at its queues and the stop.
     budget_yield = host_bulk_budget_spent();
@@ -267,7 +273,11 @@ struct bulk_awaiter {
       bulk_job& job = slot.job;
       job.waiter = me;
       me->act = action::park;  // before the job can finish: it wakes us (SCHEDULED|RUNNING covers a race)
-      failed = submit_bulk(&job);
+#if WEFT_DEVICE_PASS
+      failed = submit_bulk(&job, nullptr);
+#else
+      failed = submit_bulk(&job, &run);
+#endif
       if (failed == errc{}) {
         if (job.held) me->act = action::hold;  // a private job: our own warp resumes us
         return true;

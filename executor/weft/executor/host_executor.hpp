@@ -14,7 +14,10 @@
 //   * a pinned task (weft::spawn_pinned) runs only on its home worker: any other worker
 //     that takes it pushes it onto the home's inbox (send_home), which the home drains
 //     after its ring, and every 61st pick first; a parked home is woken for it.
-//   * a task's bulk steps (bulk.hpp) run on its own thread, inside the await; after
+//   * a bulk job of more than one chunk goes on the bulk board (host_bulk.hpp): every
+//     worker takes the board's chunks before its next task (as the device's warps take
+//     bulk chunks first, tasks await them), and a post wakes parked workers for it. A
+//     task's smaller bulk steps run on its own thread, inside the await; after
 //     bulk_steps_per_turn of them in one turn (one pick of the task) it yields instead of
 //     going on, and the thread's next pick looks at its inbox and the inject queue first,
 //     so a long chain of steps keeps neither from its thread, nor the stop (a coop budget,
@@ -38,7 +41,8 @@
 //   3. Join the worker threads, then stop and join the timer thread and forget its
 //      heap (every sleeping task is also in the registry). From here on one thread
 //      owns everything.
-//   4. Forget the queues: every task in them is also in the registry.
+//   4. Forget the queues and the bulk board: every task in the queues is also in the
+//      registry, and every run on the board is in the frame of a parked task that is.
 //   5. Destroy every root that has not completed. Teardown first marks each of them
 //      COMPLETED (it will never run again), so that a join handle to it, dropped when
 //      the frame that holds the handle is destroyed, frees it as for any completed
@@ -65,6 +69,7 @@
 #include "weft/detail/task_header.hpp"
 #include "weft/errc.hpp"
 #include "weft/executor/frame_pool.hpp"
+#include "weft/executor/host_bulk.hpp"
 #include "weft/executor/local_queue.hpp"
 #include "weft/frame_allocator.hpp"
 
@@ -152,6 +157,9 @@ class host_executor {
   // Pushes a SCHEDULED pinned task onto its home worker's inbox and wakes the home if it
   // is parked (park() says why nothing is lost).
   void send_home(detail::task_header* t) noexcept;
+  // Puts a bulk job on the board (host_bulk.hpp) and wakes parked workers for it.
+  // shutting_down once the executor stops (the job is then not posted).
+  errc post_bulk(detail::host_bulk_run* r, detail::bulk_job* j) noexcept;
   void destroy_root(detail::task_header* t) noexcept;
   void destroy_incomplete_roots() noexcept;  // shutdown step 5
   // Wakes `t` (parked, or RUNNING on its way to parking) at or after `deadline_ns`
@@ -182,6 +190,8 @@ class host_executor {
   detail::task_header* take_pinned(worker& w) noexcept;
   detail::task_header* search(worker& w);
   void run_one(worker& w, detail::task_header* t);
+  bool help_bulk(worker& w) noexcept;
+  void wake_bulk_helpers(std::uint32_t want) noexcept;
   void push_local(worker& w, detail::task_header* t);
   void push_lifo(worker& w, detail::task_header* t);
   void park(worker& w);
@@ -198,6 +208,7 @@ class host_executor {
   weft::frame_allocator* allocator_;
   std::vector<std::unique_ptr<worker>> workers_;
   inject_queue inject_;
+  bulk_board bulk_;
   root_registry registry_;
 
   std::atomic<bool> stopping_{false};

@@ -32,6 +32,15 @@ void host_send_home(task_header* t) noexcept;
 // Counts one bulk step of the calling worker thread's task; true at the
 // exec::bulk_steps_per_turn-th step of its turn: the task then yields (bulk.hpp).
 bool host_bulk_budget_spent() noexcept;
+// Bulk work on the host's worker threads (executor/host_bulk.cpp). host_bulk_plan cuts
+// the job into chunks for the board and returns true when it is worth spreading (more
+// than one chunk, more than one worker, called from a worker thread); false leaves the
+// job untouched, for the calling thread to run whole. host_post_bulk puts a planned job,
+// whose waiter is set and about to park, on the board: errc{} or shutting_down.
+struct bulk_job;
+struct host_bulk_run;
+bool host_bulk_plan(bulk_job& j) noexcept;
+errc host_post_bulk(host_bulk_run* r, bulk_job* j) noexcept;
 
 }  // namespace weft::detail
 

@@ -59,4 +59,16 @@ inline constexpr std::uint64_t bulk_max_chunks = std::uint64_t{1} << 30;
 inline constexpr std::size_t bulk_inline_fn_bytes = 64;
 inline constexpr std::size_t bulk_inline_fn_align = 16;
 
+#if !WEFT_DEVICE_PASS
+// The host backend's record of a job spread over its worker threads (the bulk board:
+// executor/weft/executor/host_bulk.hpp). It lives in the awaiter, beside the descriptor,
+// so in the awaiting frame, and the device never sees it.
+struct host_bulk_run {
+  bulk_job* job = nullptr;
+  host_bulk_run* next = nullptr;  // the board's FIFO of runs with chunks left to claim
+  std::uint32_t claimed = 0;      // chunks handed out (under the board's mutex)
+  std::uint32_t finished = 0;     // chunks run to the end (std::atomic_ref, acq_rel)
+};
+#endif
+
 }  // namespace weft::detail
