@@ -126,6 +126,9 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
                       "weft: cuda backend: the GPU lacks cooperative launch, unified addressing or mapped memory");
   if (cfg.frame_pool_bytes < size_class_pool::min_block)
     throw weft::error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
+  if (cfg.frame_pool_bytes > max_frame_pool_bytes)  // weft::runtime checks first; this class is public too
+    throw weft::error(errc::invalid_argument,
+                      "weft: config::frame_pool_bytes is 256 GiB or more, past the cuda backend's frame pool limit");
   report_.sms = prop.multiProcessorCount;
   try {
     make_host_resources();

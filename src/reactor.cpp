@@ -71,35 +71,49 @@ reactor::reactor(const reactor_config& cfg, std::unique_ptr<memory_ops> mem) : c
     throw error(errc::invalid_argument, "weft: config::reactor_threads must be 1..64");
   if (!is_pow2(cfg_.slots) || !is_pow2(cfg_.completions))
     throw error(errc::invalid_argument, "weft: config::mailbox_slots must be a power of two >= 2");
-  for (unsigned i = 0; i < cfg_.threads; ++i) {
-    auto* sh = static_cast<detail::mailbox_shared*>(mem_->alloc_shared(sizeof(detail::mailbox_shared)));
-    sh->req_capacity = cfg_.slots;
-    sh->comp_capacity = cfg_.completions;
-    sh->slots = static_cast<detail::request_slot*>(mem_->alloc_shared(sizeof(detail::request_slot) * cfg_.slots));
-    sh->comp_words = static_cast<std::uint64_t*>(
-        mem_->alloc_shared(sizeof(std::uint64_t) * detail::completion_header_words * cfg_.completions));
-    sh->comp_data = static_cast<std::uint64_t*>(
-        mem_->alloc_shared(sizeof(std::uint64_t) * detail::completion_data_words * cfg_.completions));
-    shared_.push_back(sh);
+  try {  // a failed allocation frees what was made before it (no destructor runs)
+    shared_.reserve(cfg_.threads);
+    for (unsigned i = 0; i < cfg_.threads; ++i) {
+      auto* sh = static_cast<detail::mailbox_shared*>(mem_->alloc_shared(sizeof(detail::mailbox_shared)));
+      sh->slots = nullptr;
+      sh->comp_words = sh->comp_data = nullptr;
+      shared_.push_back(sh);
+      sh->req_capacity = cfg_.slots;
+      sh->comp_capacity = cfg_.completions;
+      sh->slots = static_cast<detail::request_slot*>(mem_->alloc_shared(sizeof(detail::request_slot) * cfg_.slots));
+      sh->comp_words = static_cast<std::uint64_t*>(
+          mem_->alloc_shared(sizeof(std::uint64_t) * detail::completion_header_words * cfg_.completions));
+      sh->comp_data = static_cast<std::uint64_t*>(
+          mem_->alloc_shared(sizeof(std::uint64_t) * detail::completion_data_words * cfg_.completions));
+    }
+    host_boxes_.resize(cfg_.threads);
+    for (unsigned i = 0; i < cfg_.threads; ++i) {
+      host_boxes_[i] = detail::make_mailbox(shared_[i]);
+    }
+    for (unsigned i = 0; i < cfg_.threads; ++i)
+      threads_.push_back(
+          std::make_unique<reactor_thread>(*this, i, shared_[i], cfg_.drain_here ? &host_boxes_[i] : nullptr));
+  } catch (...) {
+    threads_.clear();  // none started yet (start() does that)
+    free_shared_memory();
+    throw;
   }
-  host_boxes_.resize(cfg_.threads);
-  for (unsigned i = 0; i < cfg_.threads; ++i) {
-    host_boxes_[i] = detail::make_mailbox(shared_[i]);
+}
+
+void reactor::free_shared_memory() noexcept {
+  for (detail::mailbox_shared* sh : shared_) {
+    if (sh->slots) mem_->free_shared(sh->slots);
+    if (sh->comp_words) mem_->free_shared(sh->comp_words);
+    if (sh->comp_data) mem_->free_shared(sh->comp_data);
+    mem_->free_shared(sh);
   }
-  for (unsigned i = 0; i < cfg_.threads; ++i)
-    threads_.push_back(
-        std::make_unique<reactor_thread>(*this, i, shared_[i], cfg_.drain_here ? &host_boxes_[i] : nullptr));
+  shared_.clear();
 }
 
 reactor::~reactor() {
   stop();
   threads_.clear();
-  for (detail::mailbox_shared* sh : shared_) {
-    mem_->free_shared(sh->slots);
-    mem_->free_shared(sh->comp_words);
-    mem_->free_shared(sh->comp_data);
-    mem_->free_shared(sh);
-  }
+  free_shared_memory();
 }
 
 void reactor::start() {
@@ -130,16 +144,19 @@ errc reactor::call_fn(std::uint32_t id, std::span<const std::uint64_t> args, std
 }
 
 void reactor::add_file(int fd) {
-  std::lock_guard lk(files_m_);
+  std::unique_lock lk(files_m_);
   files_.insert(fd);
 }
-bool reactor::has_file(int fd) {
-  std::lock_guard lk(files_m_);
-  return files_.count(fd) != 0;
+std::shared_lock<std::shared_mutex> reactor::use_file(int fd, bool* known) {
+  std::shared_lock lk(files_m_);
+  *known = files_.count(fd) != 0;
+  return lk;
 }
-bool reactor::remove_file(int fd) {
-  std::lock_guard lk(files_m_);
-  return files_.erase(fd) != 0;
+bool reactor::close_file(int fd, int* err) noexcept {
+  std::unique_lock lk(files_m_);
+  if (files_.erase(fd) == 0) return false;
+  *err = ::close(fd) == 0 ? 0 : errno;
+  return true;
 }
 
 void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight) noexcept {
@@ -167,7 +184,7 @@ void reactor::stop() noexcept {
   closing_.store(true, std::memory_order_release);
   for (auto& t : threads_) t->request_stop();
   for (auto& t : threads_) t->join();
-  std::lock_guard lk(files_m_);
+  std::unique_lock lk(files_m_);
   for (int fd : files_) ::close(fd);  // files the tasks left open
   files_.clear();
 }

@@ -8,7 +8,7 @@
 // A thread's loop (reactor_thread::run):
 //   1. poll: read the doorbell line; when it moved (or the last scan stopped at a slot
 //      not yet published), copy out every published request, in ticket order, and
-//      store req_head once for the batch;
+//      store req_head after every 64 of them and once at the batch's end;
 //   2. dispatch each by opcode. Most complete at once; a socket that is not ready, and
 //      io::sleep_for, leave the request pending (epoll or the timer heap finishes it);
 //   3. poll epoll (timeout 0) and the timer heap;
@@ -133,15 +133,21 @@ class reactor {
   bool closing() const noexcept { return closing_.load(std::memory_order_acquire); }
   // host_call: runs the function; errc::not_found when none, host_error when it threw.
   errc call_fn(std::uint32_t id, std::span<const std::uint64_t> args, std::uint64_t* out) noexcept;
-  // Files opened through the reactor: only these may be read, written or closed.
+  // Files opened through the reactor: only these may be read, written or closed. A read
+  // or a write holds use_file's shared lock for its whole call, and close_file takes it
+  // exclusively around the forget and the ::close, so a close from another reactor
+  // thread waits for the call in flight: the descriptor's number cannot be closed and
+  // reused (by an open, or an accept on thread 0) under a pread or pwrite.
   void add_file(int fd);
-  bool has_file(int fd);
-  bool remove_file(int fd);
+  std::shared_lock<std::shared_mutex> use_file(int fd, bool* known);
+  // False when fd is not a file opened here; else closes it, *err = ::close's errno or 0.
+  bool close_file(int fd, int* err) noexcept;
 
  private:
   reactor_config cfg_;
   std::unique_ptr<memory_ops> mem_;
   std::vector<detail::mailbox_shared*> shared_;
+  void free_shared_memory() noexcept;  // the rings, and shared_ itself
   std::vector<detail::mailbox> host_boxes_;
   std::vector<std::unique_ptr<reactor_thread>> threads_;
   std::atomic<bool> closing_{false};
@@ -149,7 +155,7 @@ class reactor {
 
   std::shared_mutex fns_m_;
   std::unordered_map<std::uint32_t, host_fn> fns_;
-  std::mutex files_m_;
+  std::shared_mutex files_m_;
   std::unordered_set<int> files_;
   std::atomic<std::uint64_t> handler_errors_{0};
 };

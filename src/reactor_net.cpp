@@ -64,15 +64,24 @@ errc net_errno(int e) noexcept {
 
 bool would_block(int e) noexcept { return e == EAGAIN || e == EWOULDBLOCK; }
 
+// The largest host buffer a recv into GPU memory goes through in one call.
+constexpr std::size_t net_staging_bytes = std::size_t{1} << 20;
+
 }  // namespace
 
 // Tries the reader at the head of s's queue. True: it completed (or failed); false: it
 // would block and stays queued.
+// Any call that fails with EINTR, and an accept that finds its connection aborted, is
+// made again at once: only EAGAIN may leave the request queued (the header's rule for
+// edge triggering: another connection may already wait behind the aborted one).
 static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::reader& r, bool listening) noexcept {
   if (listening) {
-    const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int c;
+    do {
+      c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    } while (c < 0 && (errno == EINTR || errno == ECONNABORTED));
     if (c < 0) {
-      if (would_block(errno) || errno == EINTR || errno == ECONNABORTED) return false;
+      if (would_block(errno)) return false;
       t.fail(r.token, net_errno(errno));
       return true;
     }
@@ -98,17 +107,29 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
   }
   memory_ops& m = t.owner().mem();
   if (r.n <= detail::completion_inline_bytes || !m.host_accessible(r.buf)) {
-    // Small: inline in the completion. Large into GPU memory: through a host buffer.
+    // Small: inline in the completion. Large into GPU memory: through a host buffer of at
+    // most net_staging_bytes (a recv may return fewer bytes than asked: the task sees the
+    // count), allocated per try; a failed allocation is out_of_memory for the request.
     std::vector<char> big;
     unsigned char small[detail::completion_inline_bytes];
     char* dst = reinterpret_cast<char*>(small);
+    std::size_t want = r.n;
     if (r.n > detail::completion_inline_bytes) {
-      big.resize(r.n);
+      want = r.n < net_staging_bytes ? r.n : net_staging_bytes;
+      try {
+        big.resize(want);
+      } catch (...) {
+        t.fail(r.token, errc::out_of_memory);
+        return true;
+      }
       dst = big.data();
     }
-    const ssize_t got = ::recv(fd, dst, r.n, 0);
+    ssize_t got;
+    do {
+      got = ::recv(fd, dst, want, 0);
+    } while (got < 0 && errno == EINTR);
     if (got < 0) {
-      if (would_block(errno) || errno == EINTR) return false;
+      if (would_block(errno)) return false;
       t.fail(r.token, net_errno(errno));
       return true;
     }
@@ -120,9 +141,12 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
     }
     return true;
   }
-  const ssize_t got = ::recv(fd, r.buf, r.n, 0);
+  ssize_t got;
+  do {
+    got = ::recv(fd, r.buf, r.n, 0);
+  } while (got < 0 && errno == EINTR);
   if (got < 0) {
-    if (would_block(errno) || errno == EINTR) return false;
+    if (would_block(errno)) return false;
     t.fail(r.token, net_errno(errno));
     return true;
   }

@@ -89,9 +89,9 @@ void reactor_thread::op_open(const detail::request& q, const unsigned char* data
 }
 
 void reactor_thread::op_close(const detail::request& q) noexcept {
-  const int fd = static_cast<int>(q.args[0]);
-  if (!r_.remove_file(fd)) return fail(q.token, errc::bad_handle);
-  complete(q.token, 0, ::close(fd) == 0 ? errc{} : from_errno(errno));
+  int err = 0;
+  if (!r_.close_file(static_cast<int>(q.args[0]), &err)) return fail(q.token, errc::bad_handle);
+  complete(q.token, 0, err == 0 ? errc{} : from_errno(err));
 }
 
 void reactor_thread::op_read(const detail::request& q) noexcept {
@@ -99,7 +99,9 @@ void reactor_thread::op_read(const detail::request& q) noexcept {
   void* buf = reinterpret_cast<void*>(q.args[1]);
   const std::uint64_t n = q.args[2];
   const std::uint64_t off = q.args[3];
-  if (!r_.has_file(fd)) return fail(q.token, errc::bad_handle);
+  bool known = false;
+  const auto in_use = r_.use_file(fd, &known);  // held until the read returns (reactor.hpp)
+  if (!known) return fail(q.token, errc::bad_handle);
   if (n <= detail::completion_inline_bytes) {  // small: the data rides in the completion
     unsigned char tmp[detail::completion_inline_bytes];
     const ssize_t got = ::pread(fd, tmp, n, static_cast<off_t>(off));
@@ -156,7 +158,9 @@ void reactor_thread::op_write(const detail::request& q, const unsigned char* dat
   const void* buf = reinterpret_cast<const void*>(q.args[1]);
   const std::uint64_t n = q.args[2];
   const std::uint64_t off = q.args[3];
-  if (!r_.has_file(fd)) return fail(q.token, errc::bad_handle);
+  bool known = false;
+  const auto in_use = r_.use_file(fd, &known);  // held until the write returns (reactor.hpp)
+  if (!known) return fail(q.token, errc::bad_handle);
   memory_ops& m = r_.mem();
   const char* src = nullptr;
   std::vector<char> copy;

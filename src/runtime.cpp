@@ -1,4 +1,5 @@
 // weft::runtime: backend selection and the host backend's lifetime.
+#include <atomic>
 #include "weft/runtime.hpp"
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace weft {
 
 struct runtime::impl {
   backend kind = backend::host;
+  std::atomic<bool> shut_down{false};  // shutdown() runs its steps once
   std::unique_ptr<rt::reactor> io;  // declared first: destroyed after the executors
   std::unique_ptr<exec::host_executor> host;
 #if WEFT_WITH_CUDA
@@ -125,6 +127,9 @@ const char* runtime::backend_name() const noexcept { return impl_->kind == backe
 // executor's own numbered steps (host_executor.hpp, device_runtime.hpp) destroy what is
 // left; 4. the rings are freed with the reactor, after the executor (impl's order).
 void runtime::shutdown() noexcept {
+  // Once: a second call (the destructor after an explicit shutdown) would wait up to 1 s
+  // again in the reactor's close for answers nobody takes any more.
+  if (impl_->shut_down.exchange(true)) return;
   if (impl_->io) {
 #if WEFT_WITH_CUDA
     exec::device_runtime* d = device();

@@ -100,7 +100,12 @@ WEFT_HOST_DEVICE inline auto sleep_for(std::uint64_t ns) noexcept {
 
 // Calls the host function registered under `id` (runtime::register_host_fn) with up to
 // six integral arguments; its return value. not_found: no function under `id`;
-// host_error: it threw (the reactor catches it and serves on).
+// host_error: it threw (the reactor catches it and serves on). The arguments are values:
+// on the GPU a task alone in its warp may publish the request without a system-scope
+// release (it takes its own answer: device_io.hpp), so an address passed as an integer
+// gives the host function no guarantee of seeing what the task wrote there just before.
+// Pass data by value, or fence first on the GPU (cuda::atomic_thread_fence with
+// memory_order_release and thread_scope_system).
 template <class... A>
 WEFT_HOST_DEVICE inline auto host_call(std::uint32_t id, A... a) noexcept {
   static_assert(sizeof...(A) <= 6, "host_call takes at most 6 arguments");
