@@ -4,7 +4,8 @@
 //   arena         one device allocation of config::frame_pool_bytes, carved into blocks
 //                 of 15 size classes (64 B .. 1 MiB) on demand, never returned. A block
 //                 is named by the index of its first 64-byte granule (32 bits: the arena
-//                 is at most 256 GiB, device_runtime.cpp checks).
+//                 is under 256 GiB, max_frame_pool_bytes: the device_runtime constructor
+//                 and weft::runtime's check).
 //   magazine      up to mag_max free blocks of one class, listed inside the first of them
 //                 (its first 64 bytes, as 16 words):
 //                   word 0       the next magazine below it on its stack (granule + 1; 0: none)
@@ -26,8 +27,9 @@
 //                 waits (device_hooks.hpp, reclaim_then_allocate): every warp that sees a
 //                 new epoch flushes its 32 lanes' caches into the shards between batches
 //                 (device_worker.hpp: every 16th trip when busy, every idle trip, and a
-//                 parked warp leaves its nap for it). The lane retries while it waits, at
-//                 most reclaim_wait_ns; only then is the task told out_of_memory, and for
+//                 parked warp leaves its nap for it). The lane retries while it waits,
+//                 the longer of reclaim_wait_ns and 2 park_max_ns + 100 us (so that napping
+//                 warps wake for it); only then is the task told out_of_memory, and for
 //                 reclaim_quiet_ns after that a dry pool fails at once (a spawn storm
 //                 on a full pool must not wait at every spawn). The words are hints
 //                 (relaxed): a warp that misses an epoch flushes at the next; the blocks

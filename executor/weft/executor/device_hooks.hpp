@@ -85,10 +85,18 @@ __device__ inline bool warp_inject_push_any(device_sched& d, std::uint32_t first
 }
 
 // Grants up to k wake tokens when some warps sleep (tokens never exceed sleepers).
+// The first look at `sleepers` comes before the fence, so it can miss a warp that is
+// registering at that moment while that warp's look at the inject shards misses our
+// push (store buffering: register_sleeper's fence alone does not exclude it). No task
+// is lost: it waits for a busy warp's look at the shards (this one's included) or for
+// the sleeper's look after 1 ms. The fence before the first look closes that window but
+// cost yield_many 1M x 64 10-12 % on an H200 (2.32e9 against 2.59-2.60e9 resumes/s,
+// three rounds; found by review, thirty-sixth session), so the busy case keeps its
+// single relaxed load.
 __device__ inline void notify_many(device_sched& d, std::uint32_t k) noexcept {
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens);
   if (k == 0 || sleepers.load(detail::mo_relaxed) == 0) return;  // the common, busy case: one L2 read
-  detail::fence_device_seq_cst();  // our pushes before the re-read (pairs with park_lane0)
+  detail::fence_device_seq_cst();  // our pushes before the re-read (pairs with register_sleeper's)
   const std::uint32_t s = sleepers.load(detail::mo_relaxed);
   std::uint32_t tk = tokens.load(detail::mo_relaxed);
   while (tk < s) {
@@ -98,6 +106,20 @@ __device__ inline void notify_many(device_sched& d, std::uint32_t k) noexcept {
 }
 __device__ inline void notify_one(device_sched& d) noexcept { notify_many(d, 1); }
 
+// Pushes a task onto worker `home`'s inbox (device_worker::inbox says why the orders
+// suffice): a pinned task for its home, or a wake-up that found every queue full, for
+// the waker's own warp (enqueue_from_lane). Lane-wise; never fails. The warp finds it at
+// its next idle trip, its next 16th busy trip or its next nap while parked (take_inbox,
+// park_lane0). `t` may carry the still-running tag (a held task's requeue: run.hpp);
+// the stack keeps it, and every `link` is read and written through the untagged header.
+__device__ inline void push_inbox(device_sched& d, std::uint32_t home, detail::task_header* t) noexcept {
+  detail::device_atomic<std::uint64_t> box(d.workers[home].inbox);
+  std::uint64_t old = box.load(detail::mo_relaxed);
+  do {
+    detail::untag(t)->link = reinterpret_cast<detail::task_header*>(old);
+  } while (!box.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(t), detail::mo_release, detail::mo_relaxed));
+}
+
 // Makes a SCHEDULED task runnable from inside a lane: into the warp's staging area
 // (run first in the warp's next batch: the LIFO slot), else into an inject shard.
 // Returns false only when every place is full and the caller said it may fail.
@@ -106,14 +128,23 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
   staging_area& st = staging_of_this_warp();
   // Block scope: only the lanes of this warp touch the count while it runs a batch.
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> cnt(st.count);
-  const std::uint32_t i = cnt.fetch_add(1, cuda::std::memory_order_relaxed);
-  // A spawn (may_fail) leaves staging_reserve slots for wake-ups and for the yields that a
-  // full ring and inject queue send here (push_to_ring).
-  if (i < staging_capacity - (may_fail ? staging_reserve : 0)) {
-    st.slots[i] = t;  // read by the warp after the batch's __syncwarp
-    return true;
+  // A claim that fails gives its index back, so every claim must fail at the same bound:
+  // with two bounds a spawn failing at 448 could give back its index after a wake-up
+  // took 449, and the count would then cover slot 448, never written in this batch (a
+  // stale task run twice), and leave the wake-up's slot outside it (a task lost). So the
+  // bound is staging_capacity for all; a spawn (may_fail) first reads the count and keeps
+  // out of the last staging_reserve slots, which it leaves to wake-ups and to the yields
+  // that a full ring and inject queue send here (push_to_ring). Lanes spawning at once
+  // may pass that read together, so spawns can take up to 31 of the reserve's 64 slots.
+  const bool staged = !(may_fail && cnt.load(cuda::std::memory_order_relaxed) >= staging_capacity - staging_reserve);
+  if (staged) {
+    const std::uint32_t i = cnt.fetch_add(1, cuda::std::memory_order_relaxed);
+    if (i < staging_capacity) {
+      st.slots[i] = t;  // read by the warp after the batch's __syncwarp
+      return true;
+    }
+    cnt.fetch_sub(1, cuda::std::memory_order_relaxed);
   }
-  cnt.fetch_sub(1, cuda::std::memory_order_relaxed);
   for (unsigned spins = 0;; ++spins) {
     for (std::uint32_t k = 0; k < d.num_inject; ++k) {
       if (inject_of(d, id.worker + k).push(t)) {
@@ -122,20 +153,20 @@ __device__ inline bool enqueue_from_lane(device_sched& d, const lane_ids& id, de
       }
     }
     if (may_fail) return false;
-    __nanosleep(spins < 16 ? 256u : 4096u);  // a wake-up is never dropped: wait for room
+    // A wake-up is never dropped, and never waits for room that only this warp's next
+    // batches could make (one worker warp, every shard full): it goes onto this warp's
+    // inbox, which has no bound (a stack through the header's `link`) and which the warp
+    // stages from within 16 trips, or on its next idle trip (take_inbox). Not a pinned
+    // task: run_and_settle runs it wherever it is staged. (A lane outside the worker
+    // warps has no inbox of its own, and waits for room as before.)
+    if (id.worker < d.num_workers) {
+      push_inbox(d, id.worker, t);
+      return true;
+    }
+    __nanosleep(spins < 16 ? 256u : 4096u);
   }
 }
 
-// Pushes a pinned task onto worker `home`'s inbox (device_worker::inbox says why the
-// orders suffice). Lane-wise; never fails. Its home finds it at its next idle trip,
-// its next 16th busy trip or its next nap while parked (take_inbox, park_lane0).
-__device__ inline void push_inbox(device_sched& d, std::uint32_t home, detail::task_header* t) noexcept {
-  detail::device_atomic<std::uint64_t> box(d.workers[home].inbox);
-  std::uint64_t old = box.load(detail::mo_relaxed);
-  do {
-    t->link = reinterpret_cast<detail::task_header*>(old);
-  } while (!box.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(t), detail::mo_release, detail::mo_relaxed));
-}
 
 // Lane 0 of worker `id`: moves pinned tasks from its inbox into its staging area (they
 // run in its next batch) while the area holds fewer than a batch; what is left waits
@@ -150,8 +181,8 @@ __device__ inline std::uint32_t take_inbox_lane0(device_sched& d, staging_area& 
   }
   std::uint32_t n = 0;
   while (t != nullptr && st.count < WEFT_WARP_SIZE) {
-    st.slots[st.count++] = t;
-    t = t->link;
+    st.slots[st.count++] = t;  // tagged as pushed (push_inbox)
+    t = detail::untag(t)->link;
     ++n;
   }
   d.workers[id].inbox_rest = t;

@@ -129,11 +129,13 @@ struct worker_stats {
   std::uint64_t inline_jobs_served;  // a blockmate's inline jobs this warp ran as a server
 };
 
-// 512: a batch of 32 lanes that each spawn 16 tasks into a nearly empty staging area
-// fits, so spawns stay in shared memory and leave the warp in aggregated ring pushes
-// (flush_staging), not one inject push (and wake-up) per task. The slots take 4 KiB per
-// warp (the staging_area ~4.4 KiB, ~17.5 KiB per block of 4 warps). Spawns leave the
-// last staging_reserve slots to wake-ups and to yields that find every queue full.
+// 512: spawns may fill 448 of them (below), 28 for each of 16 lanes, or 14 for each of
+// 32, in one batch: they stay in shared memory and leave the warp in aggregated ring
+// pushes (flush_staging), not one inject push (and wake-up) per task; a spawn beyond that
+// goes to an inject shard. The slots take 4 KiB per warp (the staging_area ~4.4 KiB,
+// ~17.5 KiB per block of 4 warps). Spawns leave the last staging_reserve slots to
+// wake-ups and to yields that find every queue full (all but the up to 31 that lanes
+// spawning at once may take: enqueue_from_lane).
 inline constexpr std::uint32_t staging_capacity = 512;
 inline constexpr std::uint32_t staging_reserve = 64;
 inline constexpr unsigned worker_warps_per_block = 4;  // worker kernel: blocks of 128 threads
@@ -215,7 +217,9 @@ struct alignas(128) device_worker {
   local_queue ring;  // owner: this warp; thieves: others
   std::uint32_t rng;
   worker_stats stats;
-  // Pinned tasks sent to this warp by others (device_hooks.hpp, send_home): a Treiber
+  // Pinned tasks sent to this warp by others (device_hooks.hpp, send_home), and wake-ups
+  // of this warp's lanes that found its staging area and every inject shard full
+  // (enqueue_from_lane): a Treiber
   // stack of task_header* through `link`, as a 64-bit word (device scope). Any lane
   // pushes with a release CAS; lane 0 of this warp takes it whole with an acquire
   // exchange (take_inbox), which makes every pusher's `link` write visible (each CAS is

@@ -240,6 +240,9 @@ struct warp_ring {
     for (;;) {
       std::uint32_t h, t;
       snapshot(victim, lane, detail::mo_acquire, detail::mo_acquire, h, t);
+      // Lane 0's acquires to every lane before they read the victim's slots: a shuffle
+      // carries the values but is not documented to order memory; __syncwarp is.
+      __syncwarp();
       std::uint32_t n = t - h;
       if (n > victim.capacity()) continue;  // a stale head against a newer tail
       n -= n / 2;

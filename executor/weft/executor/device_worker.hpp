@@ -256,8 +256,9 @@ __device__ inline bool stage_all(worker_ctx& c, detail::task_header* it, std::ui
 // Pushes each lane's non-null `it` into the warp's ring. A full ring first moves its 32
 // oldest tasks to an inject shard (where every warp can take them). When every shard is
 // full too, those go back into the ring and `it` goes to the staging area (this warp runs
-// it soon); the warp waits only when that is full as well: an overload, with the ring,
-// the staging area and every inject shard full, where another warp's pop makes room.
+// it soon), or, when that is full as well, onto the warp's inbox (no bound; staged again
+// within 16 trips): the warp never waits for room that only its own next batches might
+// make (one worker warp; until the thirty-sixth session it napped and retried here).
 // (Spawns leave staging_reserve slots free for this: enqueue_from_lane.)
 __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noexcept {
   const std::uint32_t mask = __ballot_sync(full_mask, it != nullptr);
@@ -272,7 +273,8 @@ __device__ inline void push_to_ring(worker_ctx& c, detail::task_header* it) noex
     }
     warp_ring::push(c.w.ring, c.lane, old, c.st.ring_head_seen);  // room: these k just left it, and only this warp pushes
     if (stage_all(c, it, mask)) return;
-    __nanosleep(1024);
+    if (it != nullptr) push_inbox(c.d, c.id, it);
+    return;
   }
 }
 
@@ -385,7 +387,8 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
 // lanes, every load issued before any is looked at). `true` when
 // one has tasks. The look comes after the registration (lane 0's seq_cst RMW, ordered
 // before every lane's loads by __syncwarp and each lane's fence): a pusher that missed
-// us in `sleepers` (notify_one's fence, after its push) has its push seen here.
+// us in `sleepers` at its look after its fence has its push seen here. (Its first,
+// unfenced look may miss us without that: notify_many says why that stays.)
 __device__ inline bool register_sleeper(worker_ctx& c) noexcept {
   if (c.lane == 0) detail::device_atomic<std::uint32_t>(c.d.sleepers).fetch_add(1, detail::mo_seq_cst);
   __syncwarp();

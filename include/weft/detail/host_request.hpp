@@ -62,7 +62,10 @@ __device__ inline bool device_post(mailbox& m, host_op* op, bool alone, bool own
     } else {
       std::uint64_t head = 0;
       got = mailbox_claim(m, size, &t, &head);
-      if (got != 0) st.claim_head = head;
+      // The hint's head goes with its box and ticket, which only a lone claim sets
+      // (below): a group's claim on another box, taken as this box's head, could let
+      // the hint claim a slot whose request the reactor has not taken yet.
+      if (alone && got != 0) st.claim_head = head;
     }
     if (alone) {
       st.claim_box = &m;

@@ -194,16 +194,4 @@ WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t, bool still_runn
   return after_run::idle;
 }
 
-// Queue entries of held tasks carry this tag in the pointer's low bit (headers are
-// 8-byte aligned), so the worker that takes one skips begin_run.
-WEFT_HOST_DEVICE inline task_header* tag_still_running(task_header* t) noexcept {
-  return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) | 1u);
-}
-WEFT_HOST_DEVICE inline bool is_still_running(const task_header* t) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(t) & 1u) != 0;
-}
-WEFT_HOST_DEVICE inline task_header* untag(task_header* t) noexcept {
-  return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) & ~std::uintptr_t{1});
-}
-
 }  // namespace weft::detail
