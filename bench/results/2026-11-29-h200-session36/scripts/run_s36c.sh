@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 36, call c: A/B, one process per binary, alternating, 3 rounds: b129 (HEAD 129f865's
+# device code), new (call b's build), nf (new with notify_many's old fast path: the relaxed
+# look at the sleepers before the fence); then scripts/gpu-bench on new.
+set -u
+o=$OUT/s36c
+mkdir -p "$o"
+export LD_LIBRARY_PATH=build/cuda/bench
+f='spawn_many|yield_many/1048576/64|yield_many/1048576/0|ping_pong|chained_bulk|dependent_decision|one_task_trip|block_on_idle'
+for r in 1 2 3; do
+  for v in b129 new nf; do
+    b=build/$v/weft_bench_device; [ $v = new ] && b=build/cuda/bench/weft_bench_device
+    timeout 200 $b --benchmark_filter="$f" --benchmark_counters_tabular=true --benchmark_out="$o/ab-$v-$r.json" \
+      --benchmark_out_format=json >"$o/ab-$v-$r.txt" 2>&1
+  done
+done
+OUT=$o/bench bash scripts/gpu-bench >"$o/gpu-bench.log" 2>&1
+tar -czf "$OUT/s36c.tgz" -C "$OUT" s36c && rm -rf "$o"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Session 36, call f: A/B, b129 (129f865's device code) against the final build, one
+# process each, alternating, 2 rounds; then scripts/gpu-bench on the final build.
+set -u
+o=$OUT/s36f
+mkdir -p "$o"
+export LD_LIBRARY_PATH=build/cuda/bench
+f='spawn_many|yield_many/1048576/64|yield_many/1048576/0|ping_pong|pinned_parked_wake|chained_bulk|dependent_decision|one_task_trip|block_on_idle'
+for r in 1 2; do
+  for v in b129 new; do
+    b=build/$v/weft_bench_device; [ $v = new ] && b=build/cuda/bench/weft_bench_device
+    timeout 200 $b --benchmark_filter="$f" --benchmark_counters_tabular=true --benchmark_out="$o/ab-$v-$r.json" \
+      --benchmark_out_format=json >"$o/ab-$v-$r.txt" 2>&1
+  done
+done
+OUT=$o/bench bash scripts/gpu-bench >"$o/gpu-bench.log" 2>&1
+tar -czf "$OUT/s36f.tgz" -C "$OUT" s36f && rm -rf "$o"
