@@ -87,6 +87,20 @@ weft::task<int> slow_bulk(std::atomic<int>* done, std::size_t n) {
   co_return 1;
 }
 
+weft::task<int> count_all(int* counts, std::size_t n) {
+  co_await weft::bulk(n, [=](std::size_t i) { counts[i] += 1; });
+  co_return 7;
+}
+
+// run_inline from inside a task, on a worker thread: the inner task has no executor.
+weft::task<long long> inline_bulk_on_worker(int* counts, std::size_t n) {
+  const weft::result<int> r = weft::run_inline(count_all(counts, n));
+  if (!r) co_return -1;
+  long long wrong = *r == 7 ? 0 : 1;
+  for (std::size_t i = 0; i < n; ++i) wrong += counts[i] != 1;
+  co_return wrong;
+}
+
 }  // namespace
 
 TEST_CASE("a large bulk job on the host backend runs on several worker threads, and the task resumes after its last call",
@@ -110,6 +124,15 @@ TEST_CASE("bulk_warps jobs on the host backend spread over worker threads, each 
   REQUIRE(rt.block_on([](unsigned* s, std::size_t m, thread_log* l) { return warps_spread(s, m, l); }, sums.data(), k,
                       &log) == 0);
   REQUIRE(log.distinct.load() >= 2);
+}
+
+TEST_CASE("a large bulk job awaited under run_inline on a worker thread runs whole there and its task completes",
+          "[bulk][executor]") {
+  // The board would hold a run in a frame that run_inline frees when its task parks.
+  weft::runtime rt(host_config(4));
+  const std::size_t n = 100000;
+  std::vector<int> counts(n, 0);
+  REQUIRE(rt.block_on([](int* c, std::size_t m) { return inline_bulk_on_worker(c, m); }, counts.data(), n) == 0);
 }
 
 TEST_CASE("small bulk jobs, and any job on one worker, are not cut up for the board", "[bulk][executor]") {

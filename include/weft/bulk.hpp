@@ -268,6 +268,13 @@ struct bulk_awaiter {
       me->act = action::yield;
       return true;
     }
+    if (failed == errc{} && me->sched == nullptr) {
+      // Cut up for the board, but no executor runs this task (run_inline called on a
+      // worker thread): nobody would resume it, and run_inline would free the frame the
+      // board's run lives in. It runs here, whole, and the task goes on.
+      run_bulk_on_host(slot.job);
+      return false;
+    }
 #endif
     if (failed == errc{}) {  // make_job has run
       bulk_job& job = slot.job;
