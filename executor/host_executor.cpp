@@ -270,26 +270,13 @@ errc host_executor::post_bulk(detail::host_bulk_run* r, detail::bulk_job* j) noe
   return errc{};
 }
 
-// Hands permits to up to `want` parked workers (the most recently parked first; at most
-// 64 per post), as notify_one_if_needed does for one: a post wants a thread for every
-// chunk. Beyond 64, each woken worker that finds work and was the last searcher wakes
-// one more (end_search).
+// Wakes up to `want` parked workers for a post (a thread for every chunk; at most 64:
+// beyond that, each woken worker that finds work and was the last searcher wakes one
+// more, end_search).
 void host_executor::wake_bulk_helpers(std::uint32_t want) noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park(): the post, then the sleepers
   if (want == 0 || sleepers_.load(std::memory_order_seq_cst) == 0) return;
-  worker* woken[64];
-  std::uint32_t n = 0;
-  {
-    std::lock_guard lk(park_m_);
-    while (n < want && n < 64 && !idle_.empty()) {
-      worker* v = idle_.back();
-      idle_.pop_back();
-      v->permit = true;
-      searching_.fetch_add(1, std::memory_order_seq_cst);  // counted as a searcher, as notify does
-      woken[n++] = v;
-    }
-  }
-  for (std::uint32_t i = 0; i < n; ++i) woken[i]->cv.notify_one();  // after the unlock (notify_one_if_needed)
+  wake_parked(want);
 }
 
 void host_executor::push_local(worker& w, task_header* t) {
@@ -328,19 +315,29 @@ void host_executor::end_search(bool found) noexcept {
 void host_executor::notify_one_if_needed() noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with park()
   if (searching_.load(std::memory_order_seq_cst) != 0 || sleepers_.load(std::memory_order_seq_cst) == 0) return;
-  worker* v;
+  wake_parked(1);
+}
+
+// Hands permits to up to `want` (at most 64) parked workers that hold none, the most
+// recently parked first (the warmest caches); each starts as a searcher. Fewer when
+// every other sleeper holds a permit already.
+void host_executor::wake_parked(std::uint32_t want) noexcept {
+  worker* woken[64];
+  std::uint32_t n = 0;
   {
     std::lock_guard lk(park_m_);
-    if (idle_.empty()) return;  // every sleeper holds a permit already
-    v = idle_.back();           // the most recently parked: the warmest caches
-    idle_.pop_back();
-    v->permit = true;
-    searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
+    while (n < want && n < 64 && !idle_.empty()) {
+      worker* v = idle_.back();
+      idle_.pop_back();
+      v->permit = true;
+      searching_.fetch_add(1, std::memory_order_seq_cst);  // the woken worker starts as a searcher
+      woken[n++] = v;
+    }
   }
-  // After the unlock, so that v does not wake into a held mutex. The permit is set, and
-  // v reads it under the lock: a v that woke and left meanwhile finds no permit on this
-  // notify and waits on (workers outlive every notifier).
-  v->cv.notify_one();
+  // After the unlock, so that a worker does not wake into a held mutex. Its permit is set,
+  // and it reads it under the lock: one that woke and left meanwhile finds no permit on
+  // this notify and waits on (workers outlive every notifier).
+  for (std::uint32_t i = 0; i < n; ++i) woken[i]->cv.notify_one();
 }
 
 bool host_executor::any_work_visible() const noexcept {

@@ -75,9 +75,7 @@ reactor::reactor(const reactor_config& cfg, std::unique_ptr<memory_ops> mem) : c
     shared_.reserve(cfg_.threads);
     for (unsigned i = 0; i < cfg_.threads; ++i) {
       auto* sh = static_cast<detail::mailbox_shared*>(mem_->alloc_shared(sizeof(detail::mailbox_shared)));
-      sh->slots = nullptr;
-      sh->comp_words = sh->comp_data = nullptr;
-      shared_.push_back(sh);
+      shared_.push_back(sh);  // zeroed: its ring pointers are null until allocated (free_shared_memory)
       sh->req_capacity = cfg_.slots;
       sh->comp_capacity = cfg_.completions;
       sh->slots = static_cast<detail::request_slot*>(mem_->alloc_shared(sizeof(detail::request_slot) * cfg_.slots));

@@ -67,6 +67,15 @@ bool would_block(int e) noexcept { return e == EAGAIN || e == EWOULDBLOCK; }
 // The largest host buffer a recv into GPU memory goes through in one call.
 constexpr std::size_t net_staging_bytes = std::size_t{1} << 20;
 
+// recv, made again at once when a signal interrupted it (see try_reader).
+ssize_t recv_restarting(int fd, void* buf, std::size_t n) noexcept {
+  ssize_t got;
+  do {
+    got = ::recv(fd, buf, n, 0);
+  } while (got < 0 && errno == EINTR);
+  return got;
+}
+
 }  // namespace
 
 // Tries the reader at the head of s's queue. True: it completed (or failed); false: it
@@ -124,10 +133,7 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
       }
       dst = big.data();
     }
-    ssize_t got;
-    do {
-      got = ::recv(fd, dst, want, 0);
-    } while (got < 0 && errno == EINTR);
+    const ssize_t got = recv_restarting(fd, dst, want);
     if (got < 0) {
       if (would_block(errno)) return false;
       t.fail(r.token, net_errno(errno));
@@ -141,10 +147,7 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
     }
     return true;
   }
-  ssize_t got;
-  do {
-    got = ::recv(fd, r.buf, r.n, 0);
-  } while (got < 0 && errno == EINTR);
+  const ssize_t got = recv_restarting(fd, r.buf, r.n);
   if (got < 0) {
     if (would_block(errno)) return false;
     t.fail(r.token, net_errno(errno));

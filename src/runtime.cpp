@@ -1,8 +1,8 @@
 // weft::runtime: backend selection and the host backend's lifetime.
-#include <atomic>
 #include "weft/runtime.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 

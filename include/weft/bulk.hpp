@@ -143,17 +143,6 @@ WEFT_HOST_DEVICE inline errc check_bulk(std::uint64_t n, bool warps) noexcept {
   return errc{};
 }
 
-// Hands a job to the executor. Device (device_hooks.hpp): the posting warp runs or
-// publishes it after its batch. Host: the bulk board takes a job that host_bulk_plan cut
-// up (`host_run`: its record, in the awaiter); a job it did not cut up ran in await_ready.
-WEFT_HOST_DEVICE inline errc submit_bulk(bulk_job* j, [[maybe_unused]] void* host_run) noexcept {
-#if WEFT_DEVICE_PASS
-  return device_submit_bulk(j);
-#else
-  return host_post_bulk(static_cast<host_bulk_run*>(host_run), j);
-#endif
-}
-
 #if !WEFT_DEVICE_PASS
 // The host backend, for a job not worth spreading: every chunk on the calling thread, in order.
 inline void run_bulk_on_host(bulk_job& j) {
@@ -280,10 +269,13 @@ struct bulk_awaiter {
       bulk_job& job = slot.job;
       job.waiter = me;
       me->act = action::park;  // before the job can finish: it wakes us (SCHEDULED|RUNNING covers a race)
+      // Device (device_hooks.hpp): the posting warp runs or publishes the job after its
+      // batch. Host: the bulk board takes the job host_bulk_plan cut up (one it did not
+      // cut up ran in await_ready), with its record `run`.
 #if WEFT_DEVICE_PASS
-      failed = submit_bulk(&job, nullptr);
+      failed = device_submit_bulk(&job);
 #else
-      failed = submit_bulk(&job, &run);
+      failed = host_post_bulk(&run, &job);
 #endif
       if (failed == errc{}) {
         if (job.held) me->act = action::hold;  // a private job: our own warp resumes us

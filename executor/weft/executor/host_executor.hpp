@@ -198,6 +198,7 @@ class host_executor {
   void leave_park_locked(worker& w) noexcept;
   bool any_work_visible() const noexcept;
   void notify_one_if_needed() noexcept;
+  void wake_parked(std::uint32_t want) noexcept;
   bool try_begin_search() noexcept;
   void end_search(bool found) noexcept;
   worker* current_worker() const noexcept;
