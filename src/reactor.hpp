@@ -69,13 +69,19 @@ class memory_ops {
   // reactor threads; each thread passes its own index for its own staging stream).
   virtual errc to_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept = 0;
   virtual errc from_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept = 0;
-  // A pinned host buffer of `bytes` for thread's staged file transfers (null: plain copies).
+  // A pinned host buffer of at least `bytes` for thread's staged transfers (files, and
+  // recvs into task memory the host cannot touch), kept for the thread's later calls.
+  // Null when none can be had: the request that needed it fails with out_of_memory.
   virtual void* staging(unsigned thread, std::size_t bytes) noexcept = 0;
   // Starts an asynchronous copy host -> task buffer on the thread's stream; wait() ends it.
   virtual errc to_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept = 0;
   virtual errc wait(unsigned thread) noexcept = 0;
 };
 std::unique_ptr<memory_ops> make_host_memory_ops();
+
+// Every staged transfer of a reactor thread asks for this size, so that the thread's
+// one buffer (memory_ops::staging) is allocated once and never grown.
+inline constexpr std::size_t staging_bytes = std::size_t{4} << 20;
 
 struct reactor_config {
   unsigned threads = 1;

@@ -64,9 +64,6 @@ errc net_errno(int e) noexcept {
 
 bool would_block(int e) noexcept { return e == EAGAIN || e == EWOULDBLOCK; }
 
-// The largest host buffer a recv into GPU memory goes through in one call.
-constexpr std::size_t net_staging_bytes = std::size_t{1} << 20;
-
 // recv, made again at once when a signal interrupted it (see try_reader).
 ssize_t recv_restarting(int fd, void* buf, std::size_t n) noexcept {
   ssize_t got;
@@ -116,22 +113,20 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
   }
   memory_ops& m = t.owner().mem();
   if (r.n <= detail::completion_inline_bytes || !m.host_accessible(r.buf)) {
-    // Small: inline in the completion. Large into GPU memory: through a host buffer of at
-    // most net_staging_bytes (a recv may return fewer bytes than asked: the task sees the
-    // count), allocated per try; a failed allocation is out_of_memory for the request.
-    std::vector<char> big;
+    // Small: inline in the completion. Large into memory the host cannot touch (GPU
+    // memory): through the thread's pinned staging buffer, at most staging_bytes per
+    // recv (a recv may return fewer bytes than asked: the task sees the count). No
+    // buffer: out_of_memory before the socket is read, so no byte is lost.
     unsigned char small[detail::completion_inline_bytes];
     char* dst = reinterpret_cast<char*>(small);
     std::size_t want = r.n;
     if (r.n > detail::completion_inline_bytes) {
-      want = r.n < net_staging_bytes ? r.n : net_staging_bytes;
-      try {
-        big.resize(want);
-      } catch (...) {
+      dst = static_cast<char*>(m.staging(t.index(), staging_bytes));
+      if (dst == nullptr) {
         t.fail(r.token, errc::out_of_memory);
         return true;
       }
-      dst = big.data();
+      want = r.n < staging_bytes ? r.n : staging_bytes;
     }
     const ssize_t got = recv_restarting(fd, dst, want);
     if (got < 0) {

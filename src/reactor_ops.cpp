@@ -53,7 +53,6 @@ errc request_text(reactor_thread& t, const detail::request& q, const unsigned ch
   }
 }
 
-constexpr std::size_t staging_bytes = 4u << 20;  // per reactor thread
 constexpr std::size_t staging_piece = 1u << 20;  // pipelined pread / copy pieces
 
 }  // namespace

@@ -114,3 +114,33 @@ TEST_CASE("a runtime whose module constants cannot be cleared at shutdown report
   SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no module constants");
 #endif
 }
+
+TEST_CASE("an exec::device_runtime made directly refuses a frame pool of 256 GiB or more, or under one block, with "
+          "invalid_argument",
+          "[runtime]") {
+  weft::runtime rt(launch_config());
+#if WEFT_CUDA_COMPILE
+  exec::device_runtime* dev = rt.device();
+  if (dev == nullptr) {
+    SUCCEED("the host backend has no exec::device_runtime");
+    return;
+  }
+  // weft::runtime checks the same bounds first; a program may make this class itself.
+  for (std::size_t bytes : {std::size_t{exec::max_frame_pool_bytes} + 1, std::size_t{1} << 40,
+                            exec::size_class_pool::min_block - 1}) {
+    exec::device_runtime_config c;
+    c.device = dev->ordinal();
+    c.frame_pool_bytes = bytes;
+    INFO("frame_pool_bytes " << bytes);
+    try {
+      exec::device_runtime bad(c);
+      FAIL("constructed");
+    } catch (const weft::error& e) {
+      CHECK(e.code() == weft::errc::invalid_argument);
+    }
+  }
+  REQUIRE(rt.block_on(echo, 3) == 3);  // the runtime beside it is untouched
+#else
+  SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no exec::device_runtime");
+#endif
+}
