@@ -382,6 +382,7 @@ void reactor_thread::run() noexcept {
       fail_net(e);
     }
     busy |= poll_net();
+    busy |= finish_net_copies();
     busy |= fire_timers(false, errc{});
     busy |= flush();
     if (drain_box_ != nullptr) busy |= detail::mailbox_drain_serial(*drain_box_) != 0;

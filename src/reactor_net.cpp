@@ -42,6 +42,15 @@ struct net_state {
   int ep = -1;
   std::unordered_map<int, sock> socks;
   std::size_t waiting = 0;  // queued requests over all sockets
+  // Staged recvs whose copies into task memory run (to_task_async), in the staging
+  // buffer's [0, stage_used): completed together once the stream has done them
+  // (reactor_thread::finish_net_copies), so that one wait covers every recv of a round.
+  struct copying {
+    std::uint64_t token;
+    std::uint64_t got;
+  };
+  std::vector<copying> copies;
+  std::size_t stage_used = 0;
 
   ~net_state() {
     for (auto& [fd, s] : socks) ::close(fd);
@@ -74,6 +83,49 @@ ssize_t recv_restarting(int fd, void* buf, std::size_t n) noexcept {
 }
 
 }  // namespace
+
+// A recv into memory the host cannot touch (GPU memory): into the next free part of the
+// thread's pinned staging buffer, at most staging_bytes (a recv may return fewer bytes
+// than asked: the task sees the count), then an asynchronous copy to the task's buffer
+// that the round's finish_net_copies waits for. When the buffer's free part is too small
+// for the request, the copies in flight are finished first. No buffer: out_of_memory
+// before the socket is read, so no byte is lost. True: it is done with the socket
+// (copying, completed or failed); false: it would block and stays queued.
+static bool try_staged_recv(reactor_thread& t, int fd, net_state& ns, net_state::reader& r) noexcept {
+  memory_ops& m = t.owner().mem();
+  auto* stage = static_cast<char*>(m.staging(t.index(), staging_bytes));
+  if (stage == nullptr) {
+    t.fail(r.token, errc::out_of_memory);
+    return true;
+  }
+  const std::size_t want = r.n < staging_bytes ? r.n : staging_bytes;
+  if (ns.stage_used + want > staging_bytes) t.finish_net_copies();  // sets stage_used to 0
+  char* dst = stage + ns.stage_used;
+  const ssize_t got = recv_restarting(fd, dst, want);
+  if (got < 0) {
+    if (would_block(errno)) return false;
+    t.fail(r.token, net_errno(errno));
+    return true;
+  }
+  if (got == 0) {  // the peer closed: nothing to copy
+    t.complete(r.token, 0, errc{});
+    return true;
+  }
+  const std::size_t n = static_cast<std::size_t>(got);
+  if (const errc e = m.to_task_async(t.index(), r.buf, dst, n); e != errc{}) {
+    t.complete(r.token, n, e);
+    return true;
+  }
+  try {
+    ns.copies.push_back({r.token, n});
+  } catch (...) {  // no room to remember it: finish this copy (and any others) now
+    const errc e = m.wait(t.index());
+    t.complete(r.token, n, e);
+    return true;
+  }
+  ns.stage_used += (n + 255) & ~std::size_t{255};  // each copy's source 256-byte aligned
+  return true;
+}
 
 // Tries the reader at the head of s's queue. True: it completed (or failed); false: it
 // would block and stays queued.
@@ -112,36 +164,18 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
     return true;
   }
   memory_ops& m = t.owner().mem();
-  if (r.n <= detail::completion_inline_bytes || !m.host_accessible(r.buf)) {
-    // Small: inline in the completion. Large into memory the host cannot touch (GPU
-    // memory): through the thread's pinned staging buffer, at most staging_bytes per
-    // recv (a recv may return fewer bytes than asked: the task sees the count). No
-    // buffer: out_of_memory before the socket is read, so no byte is lost.
+  if (r.n <= detail::completion_inline_bytes) {  // small: inline in the completion
     unsigned char small[detail::completion_inline_bytes];
-    char* dst = reinterpret_cast<char*>(small);
-    std::size_t want = r.n;
-    if (r.n > detail::completion_inline_bytes) {
-      dst = static_cast<char*>(m.staging(t.index(), staging_bytes));
-      if (dst == nullptr) {
-        t.fail(r.token, errc::out_of_memory);
-        return true;
-      }
-      want = r.n < staging_bytes ? r.n : staging_bytes;
-    }
-    const ssize_t got = recv_restarting(fd, dst, want);
+    const ssize_t got = recv_restarting(fd, small, r.n);
     if (got < 0) {
       if (would_block(errno)) return false;
       t.fail(r.token, net_errno(errno));
       return true;
     }
-    if (r.n <= detail::completion_inline_bytes) {
-      t.complete(r.token, static_cast<std::uint64_t>(got), errc{}, dst, static_cast<std::uint32_t>(got));
-    } else {
-      const errc e = got > 0 ? m.to_task(t.index(), r.buf, dst, static_cast<std::size_t>(got)) : errc{};
-      t.complete(r.token, static_cast<std::uint64_t>(got), e);
-    }
+    t.complete(r.token, static_cast<std::uint64_t>(got), errc{}, small, static_cast<std::uint32_t>(got));
     return true;
   }
+  if (!m.host_accessible(r.buf)) return try_staged_recv(t, fd, ns, r);
   const ssize_t got = recv_restarting(fd, r.buf, r.n);
   if (got < 0) {
     if (would_block(errno)) return false;
@@ -293,6 +327,16 @@ bool reactor_thread::poll_net() noexcept {
     if (it != ns.socks.end()) any |= progress(*this, ns, it->first, it->second);
   }
   return any;
+}
+
+bool reactor_thread::finish_net_copies() noexcept {
+  if (!net_ || net_->copies.empty()) return false;
+  net_state& ns = *net_;
+  const errc e = r_.mem().wait(index_);  // every copy of the round, one wait
+  for (const net_state::copying& c : ns.copies) complete(c.token, c.got, e);
+  ns.copies.clear();
+  ns.stage_used = 0;
+  return true;
 }
 
 void reactor_thread::fail_net(errc e) noexcept {

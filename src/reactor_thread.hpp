@@ -41,6 +41,10 @@ class reactor_thread {
   void count_deferred() noexcept { deferred_.fetch_add(1, std::memory_order_relaxed); }
   // The error every request gets when the thread no longer serves (errc{}: it serves).
   errc refusal() const noexcept;
+  // Waits for the staged recvs' copies started this round and completes those recvs
+  // (at each round's end, before a file transfer reuses the staging buffer, and when
+  // a recv finds the buffer's free part too small). True when it completed any.
+  bool finish_net_copies() noexcept;
 
  private:
   void run() noexcept;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <thread>
@@ -35,6 +36,8 @@ struct memory_script {
   int fail_alloc_at = 0;                  // the k-th alloc_shared throws bad_alloc (1-based; 0: never)
   std::atomic<bool> give_staging{true};   // false: staging() has no buffer
   std::atomic<int> copy_error{0};         // nonzero: every copy to or from task memory fails so
+  std::atomic<int> wait_error{0};         // nonzero: wait() drops the copies it would end and fails so
+  std::atomic<int> most_in_flight{0};     // the most asynchronous copies that one wait() ended
   std::atomic<int> allocs{0}, live{0};    // alloc_shared calls; blocks not yet freed
   std::atomic<int> staging_asks{0};
   std::vector<char> task_memory = std::vector<char>(std::size_t{1} << 16);  // "GPU memory"
@@ -55,16 +58,39 @@ class scripted_memory_ops final : public weft::rt::memory_ops {
     ::operator delete(p, std::align_val_t{128});
   }
   bool host_accessible(const void* p) noexcept override { return !in_task_memory(p); }
-  errc to_task(unsigned, void* dst, const void* src, std::size_t n) noexcept override { return copy(dst, src, n); }
-  errc from_task(unsigned, void* dst, const void* src, std::size_t n) noexcept override { return copy(dst, src, n); }
+  // As on a CUDA stream: a synchronous copy runs after the asynchronous ones before it.
+  errc to_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    if (const errc e = to_task_async(thread, dst, src, n); e != errc{}) return e;
+    return wait(thread);
+  }
+  errc from_task(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    if (const errc e = wait(thread); e != errc{}) return e;
+    return copy(dst, src, n);
+  }
   void* staging(unsigned, std::size_t bytes) noexcept override {
     ++s_.staging_asks;
     if (!s_.give_staging.load()) return nullptr;
     if (stage_.size() < bytes) stage_.resize(bytes);
     return stage_.data();
   }
-  errc to_task_async(unsigned, void* dst, const void* src, std::size_t n) noexcept override { return copy(dst, src, n); }
-  errc wait(unsigned) noexcept override { return errc{}; }
+  // Asynchronous for real: the bytes are read from src only in wait(), so a source
+  // that the reactor overwrites before it waits shows up as wrong data.
+  errc to_task_async(unsigned, void* dst, const void* src, std::size_t n) noexcept override {
+    if (const int e = s_.copy_error.load(); e != 0) return static_cast<errc>(e);
+    in_flight_.push_back({dst, src, n});
+    return errc{};
+  }
+  errc wait(unsigned) noexcept override {
+    const int n = static_cast<int>(in_flight_.size());
+    if (n > s_.most_in_flight.load()) s_.most_in_flight = n;
+    if (const int e = s_.wait_error.load(); e != 0) {
+      in_flight_.clear();
+      return static_cast<errc>(e);
+    }
+    for (const pending& p : in_flight_) std::memcpy(p.dst, p.src, p.n);
+    in_flight_.clear();
+    return errc{};
+  }
 
  private:
   bool in_task_memory(const void* p) const noexcept {
@@ -76,8 +102,14 @@ class scripted_memory_ops final : public weft::rt::memory_ops {
     std::memcpy(dst, src, n);
     return errc{};
   }
+  struct pending {
+    void* dst;
+    const void* src;
+    std::size_t n;
+  };
   memory_script& s_;
-  std::vector<char> stage_;  // touched by the reactor thread only
+  std::vector<char> stage_;          // touched by the reactor thread only
+  std::vector<pending> in_flight_;   // likewise
 };
 
 weft::rt::reactor_config one_thread(unsigned threads = 1) {
@@ -102,25 +134,49 @@ class reactor_client {
     r_.start();
     box_ = r_.host_link().boxes;
   }
-  answer call(d::opcode op, std::array<std::uint64_t, d::request_args> args, const void* inline_src = nullptr,
-              std::uint32_t inline_bytes = 0) {
+  // Posts a request; its answer is in the op once collect() has seen it (done).
+  struct op {
     d::host_op o{};
-    o.req.op = op;
-    o.req.token = reinterpret_cast<std::uint64_t>(&o);
-    o.req.inline_bytes = inline_bytes;
-    for (unsigned i = 0; i < d::request_args; ++i) o.req.args[i] = args[i];
-    o.inline_src = inline_src;
-    d::mailbox_post_one(*box_, &o);
-    const std::uint64_t first = next_;
-    bool done = false, read_inline = false;
+    bool done = false;
+  };
+  std::unique_ptr<op> post(d::opcode code, std::array<std::uint64_t, d::request_args> args,
+                           const void* inline_src = nullptr, std::uint32_t inline_bytes = 0) {
+    auto p = std::make_unique<op>();
+    p->o.req.op = code;
+    p->o.req.token = reinterpret_cast<std::uint64_t>(p.get());  // the op: o is its first member
+    p->o.req.inline_bytes = inline_bytes;
+    for (unsigned i = 0; i < d::request_args; ++i) p->o.req.args[i] = args[i];
+    p->o.inline_src = inline_src;
+    d::mailbox_post_one(*box_, &p->o);
+    return p;
+  }
+  // Drains completions (writing each into its op) until every op in `ops` is done.
+  void collect(std::initializer_list<op*> ops) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      d::mailbox_drain_until_own(*box_, &next_, &o, 8, &done, &read_inline, [](d::task_header*) {});
-      if (!done) std::this_thread::yield();
+    const auto all_done = [&] {
+      for (op* p : ops)
+        if (!p->done) return false;
+      return true;
+    };
+    while (!all_done() && std::chrono::steady_clock::now() < deadline) {
+      d::completion_view v;
+      if (!d::mailbox_read_completion(*box_, next_, &v)) {
+        std::this_thread::yield();
+        continue;
+      }
+      op* p = reinterpret_cast<op*>(v.token);
+      d::mailbox_write_result(*box_, next_, v, &p->o);
+      p->done = true;
+      d::mailbox_hand_back(*box_, next_, v.inline_bytes != 0);
+      ++next_;
     }
-    d::mailbox_hand_back_range(*box_, first, next_, read_inline);
-    REQUIRE(done);  // else the reactor never answered
-    return {o.error, o.value};
+    REQUIRE(all_done());  // else the reactor never answered
+  }
+  answer call(d::opcode code, std::array<std::uint64_t, d::request_args> args, const void* inline_src = nullptr,
+              std::uint32_t inline_bytes = 0) {
+    auto p = post(code, args, inline_src, inline_bytes);
+    collect({p.get()});
+    return {p->o.error, p->o.value};
   }
   answer open(const std::string& path, int flags) {
     return call(d::opcode::open, {static_cast<std::uint64_t>(flags), 0644, reinterpret_cast<std::uint64_t>(path.c_str()),
@@ -136,6 +192,25 @@ class reactor_client {
 
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 char pattern(std::size_t i) { return static_cast<char>('a' + i % 23); }
+
+// The bytes peer k sends: a pattern of its own.
+std::string message(int k, std::size_t n) {
+  std::string m(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) m[i] = static_cast<char>('A' + (i * 7 + static_cast<std::size_t>(k) * 5) % 26);
+  return m;
+}
+
+// Waits (up to 10 s) until `n` bytes are readable on the reactor's socket `fd` (a
+// descriptor of this process: peeked, not taken).
+bool readable(std::uint64_t fd, std::size_t n) {
+  std::vector<char> b(n);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::recv(static_cast<int>(fd), b.data(), n, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(n)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
 
 int connect_to(std::uint16_t port) {
   const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -255,4 +330,78 @@ TEST_CASE("a file read or write of task memory the host cannot touch fails with 
   CHECK(w.value == n);
   CHECK(file.read_all() == std::string(n, 'Z'));
   CHECK(c.call(d::opcode::close, {fd}).error == errc{});
+}
+
+TEST_CASE("staged recvs started in one round are finished together, each with its own bytes, and one that finds the "
+          "staging buffer's free part too small waits for the copies before it",
+          "[net][fault]") {
+  memory_script s;
+  reactor_client c(s);
+  const answer l = c.call(d::opcode::listen, {0});
+  REQUIRE(l.error == errc{});
+  const std::uint64_t listener = l.value & 0xffffffffu;
+  const auto port = static_cast<std::uint16_t>(l.value >> 32);
+  int peers[3];
+  std::uint64_t conns[3];
+  for (int k = 0; k < 3; ++k) {
+    peers[k] = connect_to(port);
+    REQUIRE(peers[k] >= 0);
+    const answer a = c.call(d::opcode::accept, {listener});
+    REQUIRE(a.error == errc{});
+    conns[k] = a.value;
+  }
+  const std::size_t n = 2000;
+  char* mem = s.task_memory.data();
+  const auto send_all = [&](std::size_t bytes) {
+    for (int k = 0; k < 3; ++k) REQUIRE(::send(peers[k], message(k, bytes).data(), bytes, 0) == ssize_t(bytes));
+    for (int k = 0; k < 3; ++k) REQUIRE(readable(conns[k], bytes));
+  };
+
+  // Three recvs posted at once: usually taken in one round, so one wait ends their copies.
+  send_all(n);
+  {
+    auto r0 = c.post(d::opcode::recv, {conns[0], addr(mem), n});
+    auto r1 = c.post(d::opcode::recv, {conns[1], addr(mem + 4096), n});
+    auto r2 = c.post(d::opcode::recv, {conns[2], addr(mem + 8192), n});
+    c.collect({r0.get(), r1.get(), r2.get()});
+    for (auto* r : {r0.get(), r1.get(), r2.get()}) {
+      CHECK(r->o.error == errc{});
+      CHECK(r->o.value == n);
+    }
+    for (int k = 0; k < 3; ++k) CHECK(std::string(mem + 4096 * k, n) == message(k, n));
+    INFO("copies ended by one wait, at most: " << s.most_in_flight.load());
+    CHECK(s.most_in_flight.load() >= 1);
+  }
+
+  // Recvs asking for the whole staging buffer: each after the first must wait for the
+  // copies before it (the fake copies only in wait(), so a reused source shows).
+  send_all(n);
+  {
+    const std::uint64_t whole = weft::rt::staging_bytes;
+    std::memset(mem, 0, 3 * 4096);
+    auto r0 = c.post(d::opcode::recv, {conns[0], addr(mem), whole});
+    auto r1 = c.post(d::opcode::recv, {conns[1], addr(mem + 4096), whole});
+    auto r2 = c.post(d::opcode::recv, {conns[2], addr(mem + 8192), whole});
+    c.collect({r0.get(), r1.get(), r2.get()});
+    for (int k = 0; k < 3; ++k) CHECK(std::string(mem + 4096 * k, n) == message(k, n));
+  }
+
+  // A failed wait is every copy's error; the connection serves on.
+  s.wait_error = static_cast<int>(errc::device_fault);
+  REQUIRE(::send(peers[0], "x", 1, 0) == 1);
+  REQUIRE(readable(conns[0], 1));
+  CHECK(c.call(d::opcode::recv, {conns[0], addr(mem), n}).error == errc::device_fault);
+  s.wait_error = 0;
+  REQUIRE(::send(peers[0], message(0, n).data(), n, 0) == ssize_t(n));
+  REQUIRE(readable(conns[0], n));
+  const answer again = c.call(d::opcode::recv, {conns[0], addr(mem), n});
+  CHECK(again.error == errc{});
+  CHECK(again.value == n);
+  CHECK(std::string(mem, n) == message(0, n));
+
+  for (int k = 0; k < 3; ++k) {
+    CHECK(c.call(d::opcode::net_close, {conns[k]}).error == errc{});
+    ::close(peers[k]);
+  }
+  CHECK(c.call(d::opcode::net_close, {listener}).error == errc{});
 }
