@@ -344,3 +344,91 @@ TEST_CASE("joining a detached handle or awaiting a released task reports already
   };
   REQUIRE(rt.block_on(root) == 1);
 }
+
+// ---------------------------------------------------------------- run_inline: no waiting
+namespace {
+weft::task<int> lock_and_keep(weft::mutex& m) {
+  co_await m.lock();
+  co_return 1;
+}
+weft::task<int> lock_then_unlock(weft::mutex& m) {
+  co_await m.lock();
+  m.unlock();
+  co_return 2;
+}
+weft::task<int> wait_for(weft::event& ev) {
+  co_await ev.wait();
+  co_return 3;
+}
+weft::task<int> recv_or_code(weft::channel<int>& ch) {
+  auto r = co_await ch.recv();
+  co_return r ? *r : -static_cast<int>(r.error());
+}
+weft::task<int> send_code(weft::channel<int>& ch, int v) {
+  auto r = co_await ch.send(v);
+  co_return r ? 0 : static_cast<int>(r.error());
+}
+weft::task<int> held_until(std::atomic<bool>* go) {
+  while (!go->load()) std::this_thread::yield();
+  co_return 7;
+}
+// Spawns a task that cannot finish yet and joins it: plainly, or through as_result.
+weft::task<int> spawn_and_join(std::atomic<bool>* go, bool as_result) {
+  auto h = weft::spawn(held_until(go));
+  if (as_result) {
+    auto r = co_await h.as_result();
+    co_return r ? *r : -static_cast<int>(r.error());
+  }
+  co_return co_await std::move(h);
+}
+// On a worker thread: run_inline of spawn_and_join both ways, then lets the spawned tasks finish.
+weft::task<int> join_under_run_inline(std::atomic<bool>* go) {
+  const weft::result<int> plain = weft::run_inline(spawn_and_join(go, false));
+  const weft::result<int> caught = weft::run_inline(spawn_and_join(go, true));
+  go->store(true);
+  const bool ok = !plain && plain.error() == weft::errc::would_block && caught &&
+                  *caught == -static_cast<int>(weft::errc::would_block);
+  co_return ok ? 1 : 0;
+}
+}  // namespace
+
+TEST_CASE("under run_inline a task that would wait gets would_block and leaves nothing registered: mutex, event and "
+          "channel go on serving",
+          "[task][sync]") {
+  weft::mutex m;
+  REQUIRE(weft::run_inline(lock_and_keep(m)).value() == 1);
+  auto blocked = weft::run_inline(lock_then_unlock(m));
+  REQUIRE_FALSE(blocked);
+  CHECK(blocked.error() == weft::errc::would_block);
+  m.unlock();  // no waiter took the permit: the mutex is free again
+  CHECK_FALSE(m.is_locked());
+  CHECK(weft::run_inline(lock_then_unlock(m)).value() == 2);
+
+  weft::event ev;
+  auto unset = weft::run_inline(wait_for(ev));
+  REQUIRE_FALSE(unset);
+  CHECK(unset.error() == weft::errc::would_block);
+  ev.set();  // wakes nobody
+  CHECK(weft::run_inline(wait_for(ev)).value() == 3);
+
+  weft::channel<int> ch(1);
+  CHECK(weft::run_inline(recv_or_code(ch)).value() == -static_cast<int>(weft::errc::would_block));
+  CHECK(weft::run_inline(send_code(ch, 5)).value() == 0);  // into the buffer, not to a receiver
+  CHECK(weft::run_inline(send_code(ch, 6)).value() == static_cast<int>(weft::errc::would_block));
+  CHECK(ch.size() == 1);
+  CHECK(weft::run_inline(recv_or_code(ch)).value() == 5);
+}
+
+TEST_CASE("under run_inline on a worker thread a join of an unfinished task gets would_block, and the task runs on "
+          "and is freed",
+          "[task][executor]") {
+  weft::runtime rt(host_config(2));
+  std::atomic<bool> go{false};
+  REQUIRE(rt.block_on([](std::atomic<bool>* g) { return join_under_run_inline(g); }, &go) == 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (rt.live_tasks() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(rt.live_tasks() == 0);  // both held_until tasks finished and freed themselves
+  rt.shutdown();
+  CHECK(rt.live_frame_blocks() == 0);
+}

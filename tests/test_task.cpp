@@ -128,7 +128,7 @@ TEST_CASE("a task whose own frame cannot be allocated reports out_of_memory", "[
   REQUIRE(r.error() == weft::errc::out_of_memory);
 }
 
-TEST_CASE("a task parked with no scheduler is destroyed, deep chain included, and reports would_block",
+TEST_CASE("a task that would wait with no scheduler unwinds its deep chain, frees every frame and reports would_block",
           "[task][stress]") {
   weft::event never;
   auto r = weft::run_inline(weft_test::wait_at_depth(never, 200'000));

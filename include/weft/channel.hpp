@@ -272,6 +272,11 @@ WEFT_HOST_DEVICE bool channel<T>::send_or_enqueue(send_awaiter& s, detail::task_
   recv_awaiter* woken = nullptr;
   lock_.lock();
   const errc e = deliver_locked(std::move(s.item), woken);
+  if (e == errc::queue_full && detail::parks_nowhere(me)) {  // run_inline: no waiting (task_header.hpp)
+    lock_.unlock();
+    s.status = errc::would_block;
+    return true;
+  }
   if (e == errc::queue_full) {
     s.task = me;
     senders_.push_back(&s);
@@ -292,6 +297,11 @@ WEFT_HOST_DEVICE bool channel<T>::recv_or_enqueue(recv_awaiter& r, detail::task_
   }
   send_awaiter* woken = nullptr;
   lock_.lock();
+  if (count_ == 0 && !closed_ && detail::parks_nowhere(me)) {  // run_inline: no waiting (task_header.hpp)
+    lock_.unlock();
+    r.status = errc::would_block;
+    return true;
+  }
   if (count_ == 0 && !closed_) {
     r.task = me;
     receivers_.push_back(&r);

@@ -89,6 +89,7 @@ class event {
 #endif
           return false;
         }
+        if (detail::parks_nowhere(me)) return detail::fail_current(h, errc::would_block), true;  // run_inline
         me->link = reinterpret_cast<detail::task_header*>(old);
       } while (!w.compare_exchange_weak(old, reinterpret_cast<std::uint64_t>(me), detail::mo_release,
                                         detail::mo_acquire));

@@ -109,6 +109,10 @@ struct permit_awaiter {
   template <class P>
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) const noexcept {
     task_header* me = root_of(h);
+    if (parks_nowhere(me)) {  // run_inline: no waiting (task_header.hpp)
+      if (pool->try_take()) return false;
+      return fail_current(h, errc::would_block), true;
+    }
     if (pool->take_or_enqueue(me)) return false;
     me->act = action::park;  // still RUNNING: a wake that came already set SCHEDULED beside RUNNING
     return true;

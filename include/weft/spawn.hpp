@@ -29,6 +29,7 @@ struct join_awaiter {
   join_handle<T>* owner;  // the awaited handle: it outlives the await (a temporary lives
                           // to the end of the full co_await expression)
   std::uint32_t seen = 0;  // the state word as await_ready read it
+  mutable bool refused = false;  // run_inline's task would have parked (task_header.hpp): would_block
 
   WEFT_HOST_DEVICE bool await_ready() noexcept {
     if (root == nullptr) return Catches;
@@ -39,6 +40,10 @@ struct join_awaiter {
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) const noexcept {
     if (root == nullptr) return fail_current(h, failed), true;
     task_header* me = promise_of(h.address()).root;
+    if (parks_nowhere(me) && !(seen & task_state::completed)) {  // run_inline: no waiting
+      if constexpr (Catches) return (refused = true), false;     // the handle keeps the task
+      return fail_current(h, errc::would_block), true;
+    }
     root->joiner = me;  // published by the CAS below
     auto st = state_of(root);
     // Starts from await_ready's acquire load, not a second one (an L2 round trip, and on
@@ -65,6 +70,7 @@ struct join_awaiter {
   WEFT_HOST_DEVICE auto await_resume() const {
     if constexpr (Catches) {
       if (root == nullptr) return result<T>(unexpected(failed));
+      if (refused) return result<T>(unexpected(errc::would_block));
       owner->owns_frame_ = true;
       return outcome_of<T>(promise_base_of<task_promise<T>>(frame_of(root)));
     } else {

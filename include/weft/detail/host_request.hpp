@@ -144,6 +144,10 @@ struct host_request_awaiter {
   template <class P>
   WEFT_HOST_DEVICE bool await_suspend(std::coroutine_handle<P> h) noexcept {
     task_header* me = promise_of(h.address()).root;
+    if (parks_nowhere(me)) {  // run_inline (task_header.hpp): with no runtime at all, backend_unavailable
+      early = current_mailbox(op.req.op) == nullptr ? errc::backend_unavailable : errc::would_block;
+      return false;
+    }
     op.task = me;
     if (inline_value) {  // the awaiter has its final address now (in the frame)
       op.inline_src = &op.value;

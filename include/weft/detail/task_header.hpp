@@ -161,6 +161,14 @@ WEFT_HOST_DEVICE inline device_atomic<std::uint32_t> state_of(task_header* t) no
   return device_atomic<std::uint32_t>(t->state);
 }
 
+// A task that run_inline drives has no scheduler. Once woken it would be queued by
+// nobody, and run_inline frees the frame of a task that parks while a waker may still
+// hold it (a join's joiner, an event's or a mutex's waiter list, a channel's node, a
+// host request): so every awaiter that would register such a task with a waker refuses
+// instead, with errc::would_block, and leaves nothing registered. What completes without
+// waiting (a set event, a free permit, a finished join) goes on as usual.
+WEFT_HOST_DEVICE inline bool parks_nowhere(const task_header* me) noexcept { return me->sched == nullptr; }
+
 // Queue entries of held tasks carry this tag in the pointer's low bit (headers are
 // 8-byte aligned), so the worker that takes one skips begin_run (run.hpp).
 WEFT_HOST_DEVICE inline task_header* tag_still_running(task_header* t) noexcept {
