@@ -257,3 +257,28 @@ TEST_CASE("a bulk board's chunks are each claimed once across racing threads, an
   }
   REQUIRE(bad == 0);
 }
+
+TEST_CASE("the device's cut of a bulk job covers it in at most 2^30 chunks of whole warp strides, up to 2^61 indices "
+          "on 1 to 4,224 workers",
+          "[bulk]") {
+  namespace d = weft::detail;
+  const std::uint64_t limit = d::bulk_max_chunks * 0x80000000ull;  // check_bulk's largest n for bulk()
+  REQUIRE(d::check_bulk(limit, false) == weft::errc{});
+  REQUIRE(d::check_bulk(limit + 1, false) == weft::errc::invalid_argument);
+  for (std::uint32_t workers : {1u, 3u, 528u, 4224u}) {
+    for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{1025}, std::uint64_t{1} << 24, std::uint64_t{1} << 34,
+                            (std::uint64_t{1} << 35) * workers, std::uint64_t{1} << 40, limit - 1, limit}) {
+      d::bulk_job j;
+      j.n = n;
+      d::cut_device_bulk(j, workers);
+      INFO(workers << " workers, n = " << n << ": " << j.chunks << " chunks of " << j.chunk_items);
+      CHECK(j.chunk_items >= d::bulk_min_chunk_items);
+      CHECK(j.chunk_items % WEFT_WARP_SIZE == 0);
+      CHECK(j.chunk_items <= d::bulk_max_chunk_items);
+      CHECK(j.chunks >= 1);
+      CHECK(j.chunks <= d::bulk_max_chunks);
+      CHECK(std::uint64_t{j.chunks} * j.chunk_items >= n);       // every index in a chunk
+      CHECK(std::uint64_t{j.chunks - 1} * j.chunk_items < n);    // no chunk wholly past n
+    }
+  }
+}

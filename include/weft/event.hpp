@@ -51,6 +51,11 @@ class event {
   }
 
   // Clears a set event; no effect on an unset one (its waiters stay registered).
+  // set() wakes the tasks registered when it runs; a task still on its way into wait()
+  // (on the GPU, one polling the word in place for up to ~20 us) sees only the state
+  // it finds: set then reset before it looks, it waits for the next set(). So set()
+  // followed by reset() is no broadcast to every task inside wait(); a reset belongs
+  // after the waiters have been woken (a count, a second event, or a channel says so).
   WEFT_HOST_DEVICE void reset() noexcept {
     std::uint64_t expected = set_value;
     word().compare_exchange_strong(expected, 0, detail::mo_acq_rel, detail::mo_relaxed);

@@ -28,7 +28,11 @@
 //   when_any   waits on the event, copies the winner out, and returns.
 //   Each reference is held by an object in the runner's / when_any's frame (any_ref), so
 //   it is dropped when that frame is destroyed: at completion, or when shutdown destroys
-//   a task still suspended. The last drop destroys and frees the state.
+//   a task still suspended. A runner takes its reference as a parameter, so its frame
+//   holds it from creation: a runner destroyed before it ever ran (shutdown) drops it
+//   too. (A local in the runner's body, until the thirty-seventh session, was never
+//   made then, and the state leaked; found by review.) The last drop destroys and frees
+//   the state.
 // Memory orders: claimed's exchange is acq_rel (one winner). The winner's writes reach
 // the waiter through event::set (acq_rel) and the waiter's wake / is_set (acquire). The
 // refcount decrement is acq_rel, so every use of the state happens-before its free.
@@ -80,11 +84,14 @@ struct any_state {
   }
 };
 
-// One reference to an any_state, dropped when the frame holding it is destroyed.
+// One reference to an any_state, dropped when the frame holding it is destroyed. Passed
+// by value into a runner (moved into its frame): WEFT_DEVICE_OWNER_ABI, as for task<T>,
+// so that clang's device ABI does not destroy a bitwise copy's reference twice.
 template <class U>
-struct any_ref {
+struct WEFT_DEVICE_OWNER_ABI any_ref {
   any_state<U>* s;
   WEFT_HOST_DEVICE explicit any_ref(any_state<U>* st) noexcept : s(st) {}
+  WEFT_HOST_DEVICE any_ref(any_ref&& o) noexcept : s(o.s) { o.s = nullptr; }
   any_ref(const any_ref&) = delete;
   any_ref& operator=(const any_ref&) = delete;
   WEFT_HOST_DEVICE ~any_ref() {
@@ -94,19 +101,19 @@ struct any_ref {
 
 // The root spawned for task i: runs it and offers its outcome.
 template <class T>
-WEFT_HOST_DEVICE task<void> any_runner(task<T> t, any_state<unit_if_void_t<T>>* s, std::size_t i) {
-  any_ref<unit_if_void_t<T>> ref(s);
-  s->offer(i, as_unit_result<T>(co_await try_await(t)));
+WEFT_HOST_DEVICE task<void> any_runner(task<T> t, any_ref<unit_if_void_t<T>> ref, std::size_t i) {
+  ref.s->offer(i, as_unit_result<T>(co_await try_await(t)));
 }
 
-// Spawns the runner of task i, detached. A runner that cannot start holds no
-// reference: its task fails at once with the reason.
+// Spawns the runner of task i, detached. A runner that cannot start has dropped its
+// reference already (with its frame, or with the argument when no frame was made: the
+// when_any frame's own reference keeps the state alive here), and its task fails at
+// once with the reason.
 template <class T>
 WEFT_HOST_DEVICE void any_start(any_state<unit_if_void_t<T>>* s, std::size_t i, task<T>&& t) {
-  join_handle<void> h = spawn(any_runner(std::move(t), s, i));
+  join_handle<void> h = spawn(any_runner(std::move(t), any_ref<unit_if_void_t<T>>(s), i));
   if (h.valid()) return;  // dropping the handle detaches the runner
   s->offer(i, unexpected(h.error()));
-  s->release();
 }
 
 template <class T, class... Ts>

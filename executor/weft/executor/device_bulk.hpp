@@ -110,11 +110,14 @@ __device__ inline int publish_bulk_lane0(device_sched& d, const detail::bulk_job
     if (busy.load(detail::mo_relaxed) != 0 ||
         !busy.compare_exchange_strong(expected, 1, detail::mo_acquire, detail::mo_relaxed))
       continue;
+    // Read before the publication: once it is out the job may run to its end, and its
+    // task resume and free the frame that holds j.
+    const std::uint32_t chunks = j.chunks;
     s.job = j;
-    detail::device_atomic<std::uint32_t>(s.remaining).store(j.chunks, detail::mo_relaxed);
-    claim_of(s).store(std::uint64_t{j.chunks} << 32, detail::mo_release);  // publication
+    detail::device_atomic<std::uint32_t>(s.remaining).store(chunks, detail::mo_relaxed);
+    claim_of(s).store(std::uint64_t{chunks} << 32, detail::mo_release);  // publication
     detail::device_atomic<std::uint32_t>(d.bulk_active).fetch_add(1, detail::mo_relaxed);
-    notify_many(d, j.chunks - 1 < 64 ? j.chunks - 1 : 64);
+    notify_many(d, chunks - 1 < 64 ? chunks - 1 : 64);
     return static_cast<int>(i);
   }
   return -1;

@@ -493,30 +493,14 @@ __device__ inline void device_destroy_root(task_header* t) noexcept {
 
 // Jobs of at most this many chunks run on the posting warp alone (device_bulk.hpp).
 inline constexpr std::uint32_t bulk_private_chunks = 2;
-inline constexpr std::uint32_t bulk_min_chunk_items = 1024;  // bulk(): whole warp strides, and few chunks
 
 __device__ inline bool device_has_executor() noexcept { return exec::g_device_sched != nullptr; }
-
-// Cuts a bulk job into chunks. bulk(): about 4 chunks per worker warp, of at least
-// 1024 indices and a multiple of 32 (whole warp strides); bulk_warps(): one chunk per
-// warp job.
-__device__ inline void cut_bulk(bulk_job& j, std::uint32_t workers) noexcept {
-  if (j.warps) {
-    j.chunk_items = 1;
-  } else {
-    const std::uint64_t target = std::uint64_t{workers} * 4;
-    std::uint64_t per = (j.n + target - 1) / target;
-    per = per <= bulk_min_chunk_items ? bulk_min_chunk_items : (per + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE * WEFT_WARP_SIZE;
-    j.chunk_items = static_cast<std::uint32_t>(per);  // < 2^31: check_bulk bounds n
-  }
-  j.chunks = static_cast<std::uint32_t>((j.n + j.chunk_items - 1) / j.chunk_items);
-}
 
 // Leaves a bulk job for the posting warp, which runs it or puts it on the bulk board
 // after its batch (device_bulk.hpp).
 __device__ inline errc device_submit_bulk(bulk_job* j) noexcept {
   exec::device_sched* d = exec::g_device_sched;
-  cut_bulk(*j, d->num_workers);
+  cut_device_bulk(*j, d->num_workers);
   j->held = j->chunks <= bulk_private_chunks;  // always run by this warp: hold the task
   exec::staging_area& st = exec::staging_of_this_warp();
   // Block scope: only this warp's lanes post here, during the batch.

@@ -53,6 +53,28 @@ struct bulk_job {
 // The largest number of chunks (and of warp jobs) one job may have.
 inline constexpr std::uint64_t bulk_max_chunks = std::uint64_t{1} << 30;
 
+// The device executor's cut of a job (device_hooks.hpp, device_submit_bulk; here so that
+// host tests check its arithmetic). bulk(): about 4 chunks per worker warp, of at least
+// 1024 indices and a multiple of 32 (whole warp strides), at most 2^31: with check_bulk's
+// n <= 2^61 that leaves at most 2^30 chunks. (Unclamped until the thirty-seventh session:
+// on a few warps, n past 2^34 per warp made a chunk 2^32 indices or more, and the
+// truncated chunk_items skipped indices or divided by zero; found by review.)
+// bulk_warps(): one chunk per warp job.
+inline constexpr std::uint32_t bulk_min_chunk_items = 1024;
+inline constexpr std::uint64_t bulk_max_chunk_items = std::uint64_t{1} << 31;
+WEFT_HOST_DEVICE inline void cut_device_bulk(bulk_job& j, std::uint32_t workers) noexcept {
+  if (j.warps) {
+    j.chunk_items = 1;
+  } else {
+    const std::uint64_t target = std::uint64_t{workers} * 4;
+    std::uint64_t per = (j.n + target - 1) / target;
+    per = per <= bulk_min_chunk_items ? bulk_min_chunk_items : (per + WEFT_WARP_SIZE - 1) / WEFT_WARP_SIZE * WEFT_WARP_SIZE;
+    if (per > bulk_max_chunk_items) per = bulk_max_chunk_items;
+    j.chunk_items = static_cast<std::uint32_t>(per);
+  }
+  j.chunks = static_cast<std::uint32_t>((j.n + j.chunk_items - 1) / j.chunk_items);
+}
+
 // A lone task's inline bulk() job (device executor) hands its callable to the helper
 // lanes in shared memory when it is trivially copyable and fits in this many bytes
 // (aligned to at most bulk_inline_fn_align); else they call it in the frame.
