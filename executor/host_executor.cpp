@@ -413,9 +413,11 @@ void host_executor::send_home(task_header* t) noexcept {
 
 // ---------------------------------------------------------------- task hooks
 errc host_executor::submit_root(task_header* t) noexcept {
+  worker* here = current_worker();
+  std::shared_lock<std::shared_mutex> host_side;  // see host_submit_m_ (workers need none)
+  if (here == nullptr) host_side = std::shared_lock<std::shared_mutex>(host_submit_m_);
   if (stopping()) return errc::shutting_down;
   registry_.add(t);
-  worker* here = current_worker();
   if (t->home != detail::no_home && (here == nullptr || here->index != t->home)) {
     send_home(t);
   } else if (worker* w = here) {
@@ -444,6 +446,7 @@ void host_executor::destroy_root(task_header* t) noexcept {
 void host_executor::destroy_incomplete_roots() noexcept {
   using detail::task_state::completed, detail::task_state::doomed, detail::task_state::handle;
   std::vector<task_header*> unnamed, named;
+  deferred_frees keep;  // every frame freed below stays allocated until the end (the header says why)
   registry_.for_each([&](task_header* t) {  // (a) mark: COMPLETED | DOOMED, never to run again
     auto st = detail::state_of(t);
     if (st.load(detail::mo_relaxed) & completed) return;  // one thread from here (step 3)
@@ -460,7 +463,6 @@ void host_executor::destroy_incomplete_roots() noexcept {
   });
   if (named.empty()) return;
   for (task_header* t : named) detail::state_of(t).fetch_and(~completed, detail::mo_relaxed);
-  deferred_frees keep;
   for (task_header* t : named) destroy_root(t);
 }
 
@@ -530,7 +532,10 @@ std::int64_t host_executor::live_frame_blocks() const noexcept {
 
 void host_executor::shutdown() noexcept {
   if (shut_down_.exchange(true)) return;
-  stopping_.store(true, std::memory_order_seq_cst);  // 1. refuse new roots
+  {
+    std::unique_lock<std::shared_mutex> no_host_submission(host_submit_m_);
+    stopping_.store(true, std::memory_order_seq_cst);  // 1. refuse new roots
+  }
   {
     std::lock_guard lk(park_m_);  // 2. wake every parked worker
     for (auto& w : workers_) w->cv.notify_one();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "cuda_memory_ops.hpp"
@@ -17,7 +18,7 @@ namespace weft {
 
 struct runtime::impl {
   backend kind = backend::host;
-  std::atomic<bool> shut_down{false};  // shutdown() runs its steps once
+  std::once_flag shut_down;  // shutdown() runs its steps once; a concurrent caller waits for them
   std::unique_ptr<rt::reactor> io;  // declared first: destroyed after the executors
   std::unique_ptr<exec::host_executor> host;
 #if WEFT_WITH_CUDA
@@ -128,8 +129,13 @@ const char* runtime::backend_name() const noexcept { return impl_->kind == backe
 // left; 4. the rings are freed with the reactor, after the executor (impl's order).
 void runtime::shutdown() noexcept {
   // Once: a second call (the destructor after an explicit shutdown) would wait up to 1 s
-  // again in the reactor's close for answers nobody takes any more.
-  if (impl_->shut_down.exchange(true)) return;
+  // again in the reactor's close for answers nobody takes any more. A call from another
+  // thread while the first runs waits for it (call_once), so that every caller returns
+  // to a runtime that has shut down.
+  std::call_once(impl_->shut_down, [this] { shutdown_steps(); });
+}
+
+void runtime::shutdown_steps() noexcept {
   if (impl_->io) {
 #if WEFT_WITH_CUDA
     exec::device_runtime* d = device();

@@ -432,3 +432,77 @@ TEST_CASE("under run_inline on a worker thread a join of an unfinished task gets
   rt.shutdown();
   CHECK(rt.live_frame_blocks() == 0);
 }
+
+// ---------------------------------------------------------------- shutdown beside other threads
+namespace {
+weft::task<int> one() { co_return 1; }
+weft::task<int> hold_thread(std::atomic<int>* started, std::atomic<bool>* release) {
+  started->fetch_add(1);
+  while (!release->load()) std::this_thread::yield();
+  co_return 1;
+}
+}  // namespace
+
+TEST_CASE("host threads spawning while another shuts the runtime down each get a value or shutting_down, and "
+          "nothing hangs or leaks",
+          "[executor][stress]") {
+  for (int round = 0; round < 20; ++round) {
+    weft::runtime rt(host_config(2));
+    constexpr int spawners = 3;
+    std::atomic<bool> stop_spawning{false};
+    std::vector<std::vector<weft::host_handle<int>>> handles(spawners);
+    std::vector<std::thread> threads;
+    for (int s = 0; s < spawners; ++s)
+      threads.emplace_back([&, s] {
+        while (!stop_spawning.load()) {
+          handles[s].push_back(rt.spawn([] { return one(); }));
+          if (!handles[s].back().valid()) break;  // refused: shutting down
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + round % 5));
+    rt.shutdown();
+    stop_spawning.store(true);
+    for (auto& t : threads) t.join();
+    std::size_t values = 0, refused = 0, other = 0;
+    for (auto& hs : handles)
+      for (auto& h : hs) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (h.valid() && !h.is_ready() && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        REQUIRE((!h.valid() || h.is_ready()));  // else its root was lost: get() would hang
+        const weft::result<int> r = h.try_get();
+        if (r) ++values;
+        else if (r.error() == weft::errc::shutting_down) ++refused;
+        else ++other;
+      }
+    INFO("round " << round << ": " << values << " values, " << refused << " shutting_down");
+    CHECK(other == 0);
+    CHECK(refused >= 1);  // every spawner ran until it was refused
+    CHECK(rt.live_frame_blocks() == 0);
+  }
+}
+
+TEST_CASE("a shutdown called while another thread's shutdown runs returns only once that one is done",
+          "[executor]") {
+  weft::runtime rt(host_config(1));
+  std::atomic<int> started{0};
+  std::atomic<bool> release{false};
+  auto h = rt.spawn([](std::atomic<int>* s, std::atomic<bool>* r) { return hold_thread(s, r); }, &started, &release);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (started.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(started.load() == 1);
+  std::thread first([&] { rt.shutdown(); });  // waits for the held worker
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    release.store(true);
+  });
+  rt.shutdown();  // the second call
+  const bool released_first = release.load();
+  CHECK(released_first);  // it waited for the first call, which waited for the worker
+  CHECK(rt.live_frame_blocks() == 0);
+  first.join();
+  releaser.join();
+  CHECK(h.try_get().value() == 1);
+}

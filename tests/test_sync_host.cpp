@@ -119,3 +119,37 @@ TEST_CASE("shutdown frees a when_any whose other runner never started", "[sync]"
   CHECK(rt.live_frame_blocks() == 0);  // the when_any state included
   (void)h;
 }
+
+namespace {
+// Holds a mutex through a guard in its frame while `n` tasks wait on it, then waits for ever.
+weft::task<void> guard_owner(int n) {
+  counted c;
+  weft::mutex m;
+  weft::event never;
+  auto g = co_await m.scoped_lock();
+  for (int i = 0; i < n; ++i) weft::spawn(park_on_mutex(m)).detach();
+  co_await never.wait();
+}
+}  // namespace
+
+// Host: shutdown, counted; under ASan this found the step-5 use after free.
+TEST_CASE("shutdown destroys a task holding a mutex guard and the tasks waiting on that mutex, in any order, "
+          "touching no freed frame",
+          "[sync]") {
+  for (int round = 0; round < 10; ++round) {
+    {
+      weft::runtime rt(weft_test::host_config());
+      rt.block_on([](int k) -> weft::task<int> {
+        weft::spawn(guard_owner(k)).detach();
+        co_return 0;
+      }, 8);
+      for (int i = 0; i < 5000 && rt.live_tasks() < 9; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      REQUIRE(rt.live_tasks() == 9);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the waiters park
+      rt.shutdown();  // the guard's unlock, run while the owner is destroyed, wakes waiters destroyed or not
+      CHECK(rt.live_tasks() == 0);
+      CHECK(rt.live_frame_blocks() == 0);
+    }
+    REQUIRE(counted::live == 0);
+  }
+}

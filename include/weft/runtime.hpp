@@ -313,6 +313,7 @@ class runtime {
   template <class F, class... Args>
   host_handle<detail::root_value_t<F, Args...>> spawn_root(std::uint32_t home, F&& fn, Args... args);
   exec::host_executor* host_executor_() noexcept;
+  void shutdown_steps() noexcept;
   std::string fault_suffix() const;
   struct impl;
   std::unique_ptr<impl> impl_;
@@ -363,16 +364,16 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn_root(std::uint32_t 
     return h;
   }
   auto box = std::make_shared<detail::host_box<T>>();
-  join_handle<void> j;
+  errc e;
   {
     exec::frame_scope frames(ex->frame_allocator(), nullptr);  // the root frame comes from the pool
-    j = detail::spawn_on(ex, detail::host_root_task<T>(detail::host_box_guard<T>(box), fn, args...), home);
+    // Detached: the box, not a handle, carries the outcome.
+    e = detail::spawn_detached_on(ex, detail::host_root_task<T>(detail::host_box_guard<T>(box), fn, args...), home);
   }
-  if (!j) {
-    h.failed_ = j.error();
+  if (e != errc{}) {
+    h.failed_ = e;
     return h;
   }
-  j.detach();  // the box, not the handle, carries the outcome
   h.box_ = std::move(box);
   return h;
 }

@@ -155,13 +155,14 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI join_handle {
 
 namespace detail {
 
-// Turns a task's frame into a root on `sched`. On failure the frame is destroyed and
-// the error returned in the handle.
+// Turns a task's frame into a root on `sched`, with a handle's reference (`named`) or
+// none (a detached root: it frees itself when it completes). On failure the frame is
+// destroyed and the error returned; *root is set on success.
 // `home`: the worker it is pinned to (no_home: any; spawn_pinned checked it).
 template <class T>
-WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t, std::uint32_t home = no_home) noexcept {
-  if (!t.valid()) return join_handle<T>(t.error());
-  if (sched == nullptr) return join_handle<T>(errc::no_runtime);
+WEFT_HOST_DEVICE errc start_root(void* sched, task<T>&& t, std::uint32_t home, bool named, task_header** root) noexcept {
+  if (!t.valid()) return t.error();
+  if (sched == nullptr) return errc::no_runtime;
   void* frame = t.release();
   promise_base& p = promise_of(frame);
   p.root = &p;
@@ -169,13 +170,25 @@ WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t, std::uint32_t
   p.current = frame;
   p.sched = sched;
   p.home = home;
-  p.state = task_state::scheduled | task_state::handle | (home != no_home ? task_state::pinned : 0u);
+  p.state = task_state::scheduled | (named ? task_state::handle : 0u) | (home != no_home ? task_state::pinned : 0u);
+  *root = &p;  // before the submission: a detached root may be gone once it returns
   const errc e = submit_root(sched, &p);
-  if (e != errc{}) {
-    destroy_frame(frame);
-    return join_handle<T>(e);
-  }
-  return join_handle<T>(static_cast<task_header*>(&p));
+  if (e != errc{}) destroy_frame(frame);
+  return e;
+}
+template <class T>
+WEFT_HOST_DEVICE join_handle<T> spawn_on(void* sched, task<T>&& t, std::uint32_t home = no_home) noexcept {
+  task_header* root = nullptr;
+  const errc e = start_root(sched, std::move(t), home, true, &root);
+  return e == errc{} ? join_handle<T>(root) : join_handle<T>(e);
+}
+// A root nobody joins (runtime::spawn's wrapper, whose outcome travels another way). With
+// no handle there is nothing to drop after the submission, which a shutdown on another
+// thread could race (step 5 destroying the root between the two).
+template <class T>
+WEFT_HOST_DEVICE errc spawn_detached_on(void* sched, task<T>&& t, std::uint32_t home = no_home) noexcept {
+  task_header* root = nullptr;
+  return start_root(sched, std::move(t), home, false, &root);
 }
 
 struct yield_awaiter {

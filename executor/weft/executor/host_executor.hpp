@@ -35,7 +35,9 @@
 // sleeper count, fences, then looks at every queue. One of them sees the other.
 //
 // Shutdown, in order (host_executor::shutdown):
-//   1. Mark the executor stopping: submit_root refuses new roots (shutting_down).
+//   1. Mark the executor stopping: submit_root refuses new roots (shutting_down). A
+//      submission from a non-worker thread that looked before is finished first
+//      (host_submit_m_), so none lands in the registry or the inject queue later.
 //   2. Wake every parked worker; each leaves its loop after the task it is resuming
 //      reaches its next suspension point.
 //   3. Join the worker threads, then stop and join the timer thread and forget its
@@ -53,6 +55,10 @@
 //      frame, which must not be dropped after shutdown): clear their COMPLETED bit,
 //      destroy each once, and keep their freed frames until the last one is destroyed
 //      (deferred_frees). A completed root whose last handle goes is destroyed then.
+//      Every frame freed in this step is kept until its end (deferred_frees): a frame's
+//      destructors may still reach a task destroyed before it (a mutex guard's unlock
+//      wakes a waiter; an event set by a destructor), and such a wake of a DOOMED task
+//      only marks its word (wake, run.hpp), it queues nothing.
 //      The registry, which destroy_root keeps exact, says which marked roots are left.
 //   6. Flush the frame caches into the pool; the pool then counts only frames still
 //      held by host-side handles (none after block_on returns).
@@ -62,6 +68,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -213,6 +220,10 @@ class host_executor {
   root_registry registry_;
 
   std::atomic<bool> stopping_{false};
+  // A submission from a thread that is not a worker holds it shared from its look at
+  // stopping_ to its push; shutdown's step 1 sets stopping_ holding it exclusively. So
+  // no such submission lands after step 1 (workers' own are over by step 3).
+  std::shared_mutex host_submit_m_;
   std::atomic<bool> shut_down_{false};
   std::atomic<int> searching_{0};
   std::atomic<int> sleepers_{0};

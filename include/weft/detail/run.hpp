@@ -102,8 +102,11 @@ WEFT_HOST_DEVICE inline std::uint32_t mark_woken(task_header* t, memory_order mo
 
 // Wakes a parked task. Returns true when the caller must queue it (it was idle); false
 // when its current runner will requeue it (it was still RUNNING: SCHEDULED now tells it).
+// A task that shutdown doomed (task_header.hpp) is never queued again: a frame destroyed
+// in shutdown's last step (a mutex guard's unlock, an event set by a destructor) may
+// still wake one whose frame went before it.
 WEFT_HOST_DEVICE inline bool wake_needs_queue(task_header* t) noexcept {
-  return (mark_woken(t) & task_state::running) == 0;
+  return (mark_woken(t) & (task_state::running | task_state::doomed)) == 0;
 }
 
 // A pinned task goes straight to its home's inbox, unless the waker is its home.
@@ -117,7 +120,7 @@ WEFT_HOST_DEVICE inline void schedule_woken(task_header* t, std::uint32_t old_st
 // go to the task's next runner, and the task's writes before it parked come to the waker.
 WEFT_HOST_DEVICE inline void wake(task_header* t, memory_order mo = mo_acq_rel) noexcept {
   const std::uint32_t old = mark_woken(t, mo);
-  if ((old & task_state::running) == 0) schedule_woken(t, old);
+  if ((old & (task_state::running | task_state::doomed)) == 0) schedule_woken(t, old);  // doomed: see above
 }
 
 // wake() for a waker that shares everything with the task already: the task parked on
