@@ -68,9 +68,10 @@ std::atomic_ref<T> host_word(T& w) {
 }
 
 // Which live runtime runs each program (translation unit) on each device: the program's
-// module constants name one executor per device (device_runtime.hpp, "Binding"). Taken
-// in start_locked before the launch writes them, given up in shutdown after they are
-// cleared. Lock order: a runtime's m_, then this table's lock.
+// module constants name one executor per device (device_runtime.hpp, "Binding"), and one
+// runtime at a time runs a kernel on a device. Taken in start_locked before the launch
+// writes them, given up in shutdown after they are cleared. Lock order: a runtime's m_,
+// then this table's lock.
 struct program_binding {
   const device_program* program;
   int device;
@@ -79,23 +80,23 @@ struct program_binding {
 std::mutex g_bindings_m;
 std::vector<program_binding> g_bindings;
 
-// The runtime that holds (program, device), or null.
-const device_runtime* binding_owner_locked(const device_program* program, int device) {
+// The runtime that runs a kernel on `device` (any program), or null.
+const device_runtime* device_owner_locked(int device) {
   for (const program_binding& b : g_bindings)
-    if (b.program == program && b.device == device) return b.owner;
+    if (b.device == device) return b.owner;
   return nullptr;
 }
 
-bool program_free_for(const device_program* program, int device, const device_runtime* me) {
+bool program_free_for(int device, const device_runtime* me) {
   std::lock_guard lk(g_bindings_m);
-  const device_runtime* owner = binding_owner_locked(program, device);
+  const device_runtime* owner = device_owner_locked(device);
   return owner == nullptr || owner == me;
 }
 
-// False when another runtime holds it.
+// False when another runtime runs a kernel on the device.
 bool bind_program(const device_program* program, int device, const device_runtime* me) {
   std::lock_guard lk(g_bindings_m);
-  const device_runtime* owner = binding_owner_locked(program, device);
+  const device_runtime* owner = device_owner_locked(device);
   if (owner == nullptr) g_bindings.push_back({program, device, me});
   return owner == nullptr || owner == me;
 }
@@ -189,10 +190,14 @@ std::string device_runtime::fault_message() const {
 
 // Sizes the grid from the program's occupancy, allocates the executor and launches it.
 errc device_runtime::start_locked(const device_program* program) noexcept {
-  if (!bind_program(program, cfg_.device, this)) return errc::invalid_argument;  // another runtime runs it here
+  if (!bind_program(program, cfg_.device, this)) {  // another runtime runs a kernel here
+    claimed_ = nullptr;
+    return errc::invalid_argument;
+  }
   if (errc e = launch_locked(program); e != errc{}) {
     unbind_program(program, cfg_.device, this);
     program_ = nullptr;
+    claimed_ = nullptr;  // another translation unit may try next
     const int sms = report_.sms;  // the device's; the rest described a kernel that never ran
     report_ = kernel_report{};
     report_.sms = sms;
@@ -206,7 +211,9 @@ errc device_runtime::launch_locked(const device_program* program) noexcept {
   if (program->occupancy(threads_per_block, &bps) != cudaSuccess || bps == 0) return errc::backend_unavailable;
   unsigned blocks = static_cast<unsigned>(bps * report_.sms);
   const unsigned warps_per_block = threads_per_block / WEFT_WARP_SIZE;
-  if (cfg_.workers != 0) blocks = std::min(blocks, (cfg_.workers + warps_per_block - 1) / warps_per_block);
+  if (cfg_.workers != 0)  // 64-bit: a workers count near 2^32 ("as many as fit") must not wrap to 0 blocks
+    blocks = static_cast<unsigned>(
+        std::min<std::uint64_t>(blocks, (std::uint64_t{cfg_.workers} + warps_per_block - 1) / warps_per_block));
   report_.blocks_per_sm = bps;
   report_.blocks = blocks;
   report_.threads_per_block = threads_per_block;
@@ -217,7 +224,7 @@ errc device_runtime::launch_locked(const device_program* program) noexcept {
   program_ = program;
   try {
     allocate_memory();
-  } catch (const weft::error&) {
+  } catch (...) {  // weft::error from CUDA, or std::bad_alloc from a host vector sized by config
     cudaGetLastError();  // the failed allocation's error is reported here, not left to the caller's thread
     free_memory();
     return errc::out_of_memory;
@@ -237,7 +244,8 @@ void device_runtime::allocate_memory() {
   const std::uint32_t cap = round_pow2(std::max<std::uint32_t>(cfg_.local_queue_capacity, 64));
   // One inject shard per SM, at most 1024 (pop_other_shards looks at 32 per lane).
   const std::uint32_t shards = std::min(std::max(1, report_.sms), 1024);
-  const std::uint32_t cells = round_pow2((cfg_.inject_capacity + shards - 1) / shards);
+  const std::uint32_t cells =  // 64-bit sum: a capacity near 2^32 must not wrap to one-cell shards
+      round_pow2(static_cast<std::uint32_t>((std::uint64_t{cfg_.inject_capacity} + shards - 1) / shards));
   const std::uint64_t arena = (cfg_.frame_pool_bytes + 63) & ~std::uint64_t{63};
   auto dev = [this](std::size_t bytes) {
     void* p = nullptr;
@@ -342,7 +350,16 @@ errc device_runtime::submit(const device_program* program, root_create_fn fn, co
   if (faulted_) return errc::device_fault;
   if (stopping_) return errc::shutting_down;
   if (bytes > submission_payload_bytes) return errc::invalid_argument;
-  if (fn == nullptr) return errc::backend_unavailable;  // the root's device address was not found
+  if (fn == nullptr) {  // the root's device address was not found: a fault, or no such code
+    if (running_) {
+      if (const errc e = check_kernel_locked(); e == errc::device_fault) return e;
+    } else if (claimed_ == program) {
+      claimed_ = nullptr;  // its unit cannot start the runtime: another may
+    }
+    return errc::backend_unavailable;
+  }
+  if (!running_ && claimed_ != nullptr && claimed_ != program)
+    return errc::invalid_argument;  // another translation unit claimed the runtime first (refusal)
   if (!running_) {
     const cuda_device_scope on(*primary_);  // the first submission allocates and launches there
     if (on.error() != cudaSuccess) return errc::backend_unavailable;
@@ -384,7 +401,10 @@ errc device_runtime::refusal(const device_program* program) const noexcept {
   if (faulted_) return errc::device_fault;
   if (stopping_) return errc::shutting_down;
   if (program_ != nullptr) return program_ == program ? errc{} : errc::invalid_argument;
-  return program_free_for(program, cfg_.device, this) ? errc{} : errc::invalid_argument;
+  if (claimed_ != nullptr) return claimed_ == program ? errc{} : errc::invalid_argument;
+  if (!program_free_for(cfg_.device, this)) return errc::invalid_argument;  // another runtime's kernel runs here
+  claimed_ = program;  // before its module is touched (device_runtime.hpp, Binding)
+  return errc{};
 }
 
 bool device_runtime::ready(const host_completion* c) const noexcept {
@@ -413,7 +433,9 @@ errc device_runtime::wait(host_completion* c) noexcept {
     last_check = now;
     std::lock_guard lk(m_);
     const errc e = check_kernel_locked();
-    if (e != errc{} && !ready(c)) return e;
+    // backend_unavailable: the context could not be made current here, no verdict on the
+    // kernel; the root may still finish, so the wait goes on.
+    if (e != errc{} && e != errc::backend_unavailable && !ready(c)) return e;
   }
 }
 
@@ -492,12 +514,14 @@ void device_runtime::shutdown() noexcept {
       teardown_scratch s;
       s.capacity = teardown_capacity;
       s.scan_blocks = static_cast<unsigned>(report_.sms * 8);
-      if (cudaMalloc(reinterpret_cast<void**>(&s.roots), s.capacity * sizeof(void*)) == cudaSuccess &&
-          cudaMalloc(reinterpret_cast<void**>(&s.count), sizeof(std::uint32_t)) == cudaSuccess) {
-        if (const int e = program_->teardown(d_, s, side_stream_); e != cudaSuccess) {
-          faulted_ = true;
-          fault_ = cudaGetErrorString(static_cast<cudaError_t>(e));
-        }
+      const cudaError_t got = cudaMalloc(reinterpret_cast<void**>(&s.roots), s.capacity * sizeof(void*));
+      const cudaError_t got_count =
+          got == cudaSuccess ? cudaMalloc(reinterpret_cast<void**>(&s.count), sizeof(std::uint32_t)) : got;
+      const int e = got_count != cudaSuccess ? static_cast<int>(got_count) : program_->teardown(d_, s, side_stream_);
+      if (e != cudaSuccess) {  // no roots destroyed (or not all): reported, not skipped in silence
+        cudaGetLastError();    // a failed allocation's error is not the caller's to find
+        faulted_ = true;
+        fault_ = std::string("shutdown's teardown on the GPU: ") + cudaGetErrorString(static_cast<cudaError_t>(e));
       }
       cudaFree(s.roots);
       cudaFree(s.count);

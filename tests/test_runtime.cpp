@@ -544,6 +544,29 @@ TEST_CASE("a second runtime is refused device code that a live runtime runs, and
   REQUIRE(weft_test::block_on_from_another_translation_unit(first) == -static_cast<int>(weft::errc::shutting_down));
 }
 
+// [apart], as above: two runtimes on one GPU, here running different translation units'
+// code. One runtime at a time runs a kernel on a device: the second one's start would wait
+// (its memory set-up synchronizes the device, and its module's lazy load may wait) for the
+// first kernel to end, so it is refused at once instead (found by review, thirty-seventh
+// session; before, this test's second block_on hung until the first runtime shut down).
+TEST_CASE("a second runtime on the same GPU is refused another translation unit's code while the first runs, and "
+          "gets it once that one shut down",
+          "[runtime][apart]") {
+  auto one = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };
+  weft::runtime first(agnostic());
+  weft::runtime second(agnostic());
+  REQUIRE(first.block_on(one, 1) == 1);  // this translation unit's kernel runs on the GPU (cuda)
+  const int refused = weft_test::block_on_from_another_translation_unit(second);
+  if (std::string(first.backend_name()) == "cuda") REQUIRE(refused == -static_cast<int>(weft::errc::invalid_argument));
+  else REQUIRE(refused == 7);
+  REQUIRE(first.block_on(one, 3) == 3);  // the first runs on, untouched
+  first.shutdown();
+  REQUIRE(weft_test::block_on_from_another_translation_unit(second) == 7);  // the GPU is free for the second
+  const auto mine = second.try_block_on(one, 4);  // the second now runs the other unit's code
+  if (std::string(second.backend_name()) == "cuda") REQUIRE(mine.error() == weft::errc::invalid_argument);
+  else REQUIRE(mine.value() == 4);
+}
+
 // [api_error]: its cudaMalloc fails on purpose, which compute-sanitizer reports as an API
 // error; scripts/gpu-check runs it under memcheck apart, with API errors not reported.
 TEST_CASE("a cuda runtime whose kernel cannot start reports out_of_memory at each submission, and no workers",

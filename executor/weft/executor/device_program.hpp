@@ -240,22 +240,29 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
                                               cudaMemcpyHostToDevice, stream);
       e != cudaSuccess)
     return e;
+  // Each launch's own error is read at once (cudaGetLastError): a kernel that never
+  // launched leaves no error for the stream's synchronization, and a scan that did not
+  // run reads as "none left" (a destroy that did not run, as the same roots for ever).
   // Lists the roots `what` asks for and destroys them, a batch at a time, until none is listed.
   auto drain = [&](teardown_list what, bool mark) -> int {
     for (;;) {
       cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream);
       weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count, what);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
       std::uint32_t n = 0;
       cudaMemcpyAsync(&n, s.count, sizeof n, cudaMemcpyDeviceToHost, stream);
       if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
       if (n == 0) return cudaSuccess;
       weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity, mark);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
   };
   if (const int e = drain(teardown_list::incomplete, true); e != cudaSuccess) return e;  // phase 1
   weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count, teardown_list::disown);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (const int e = drain(teardown_list::doomed_alive, false); e != cudaSuccess) return e;  // phase 2
   weft_flush_caches<<<s.scan_blocks, 256, 0, stream>>>(d);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   return cudaStreamSynchronize(stream);
 }
 

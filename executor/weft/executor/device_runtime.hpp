@@ -13,9 +13,15 @@
 // Binding: the launch writes the executor's address into the program's module
 // constants (g_device_sched, g_device_io: device_hooks.hpp), which every task hook of
 // that translation unit reads. A module has one copy of them per device, so one program
-// runs under at most one live runtime per device: a second runtime that submits the same
-// translation unit's code is refused with errc::invalid_argument until the first has
-// shut down (a process-wide table in device_runtime.cpp). Shutdown clears them.
+// runs under at most one live runtime per device; and one runtime at a time may run its
+// kernel on a device at all: a second one's start (its memory set-up synchronizes the
+// device, and its module's lazy load may wait for the running kernel) would wait for
+// the first kernel to end. So a runtime that submits while another runtime's kernel
+// runs on its device, whatever the translation unit, is refused with
+// errc::invalid_argument until that one has shut down (a process-wide table in
+// device_runtime.cpp). Shutdown clears them. The first translation unit whose
+// submission passes refusal() claims the runtime (claimed_): another unit's first
+// submission racing it is refused before it touches its own module.
 //
 // Devices: the runtime runs on cfg.device. The CUDA runtime's current device belongs to
 // the calling host thread, so every entry here that calls CUDA opens cuda_device_scope
@@ -151,7 +157,10 @@ class device_runtime {
   // The device's primary context, held while the runtime lives, for cuda_device_scope
   // (a CUcontext; null where the driver's entry points are missing).
   void* cu_context() const noexcept;
-  kernel_report report() const noexcept { return report_; }
+  kernel_report report() const noexcept {
+    std::lock_guard lk(m_);  // the first submission writes it, maybe on another thread
+    return report_;
+  }
   device_stats stats() const noexcept;  // while running: a snapshot
   // While running: the mailboxes' requests posted and not yet delivered (a snapshot,
   // read on the side stream; 0 when the kernel is not running or faulted).
@@ -177,6 +186,9 @@ class device_runtime {
   std::unique_ptr<cuda_primary_context> primary_;  // the device's primary context, held
   mutable std::mutex m_;
   const device_program* program_ = nullptr;
+  // The translation unit that refusal() let through first, before any start; cleared
+  // when its start, or its look-up, fails (submit).
+  mutable const device_program* claimed_ = nullptr;
   bool running_ = false;
   bool stopping_ = false;
   bool faulted_ = false;
