@@ -98,6 +98,12 @@ class cuda_memory_ops final : public memory_ops {
     if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, t->stream) != cudaSuccess) return fault();
     return errc{};
   }
+  errc from_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    per_thread* t = mine(thread);
+    if (t == nullptr) return no_entry(thread);
+    if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, t->stream) != cudaSuccess) return fault();
+    return errc{};
+  }
   errc wait(unsigned thread) noexcept override {
     per_thread* t = mine(thread);
     if (t == nullptr) return no_entry(thread);

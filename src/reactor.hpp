@@ -75,6 +75,9 @@ class memory_ops {
   virtual void* staging(unsigned thread, std::size_t bytes) noexcept = 0;
   // Starts an asynchronous copy host -> task buffer on the thread's stream; wait() ends it.
   virtual errc to_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept = 0;
+  // The same the other way: task buffer -> host (into the staging buffer: a copy into
+  // pageable memory would not be asynchronous); wait() ends it.
+  virtual errc from_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept = 0;
   virtual errc wait(unsigned thread) noexcept = 0;
 };
 std::unique_ptr<memory_ops> make_host_memory_ops();

@@ -33,6 +33,11 @@ struct net_state {
     std::uint64_t token;
     std::vector<char> data;
     std::size_t sent;
+    // A send from GPU memory whose bytes are on their way into the staging buffer here
+    // (from_task_async): not sent until the round's finish_net_copies moved them into
+    // `data`; or the copy's error, which the writer fails with when it reaches the front.
+    const char* staged = nullptr;
+    errc copy_error{};
   };
   struct sock {
     bool listening = false;
@@ -42,15 +47,18 @@ struct net_state {
   int ep = -1;
   std::unordered_map<int, sock> socks;
   std::size_t waiting = 0;  // queued requests over all sockets
-  // Staged recvs whose copies into task memory run (to_task_async), in the staging
-  // buffer's [0, stage_used): completed together once the stream has done them
-  // (reactor_thread::finish_net_copies), so that one wait covers every recv of a round.
+  // Staged recvs whose copies into task memory run (to_task_async), and staged sends
+  // whose copies out of it run (from_task_async; their sockets in `sends_copying`), in
+  // the staging buffer's [0, stage_used): finished together once the stream has done
+  // them (reactor_thread::finish_net_copies), so that one wait covers a round's copies.
   struct copying {
     std::uint64_t token;
     std::uint64_t got;
   };
   std::vector<copying> copies;
+  std::vector<int> sends_copying;
   std::size_t stage_used = 0;
+  bool copying_any() const noexcept { return !copies.empty() || !sends_copying.empty(); }
 
   ~net_state() {
     for (auto& [fd, s] : socks) ::close(fd);
@@ -127,6 +135,31 @@ static bool try_staged_recv(reactor_thread& t, int fd, net_state& ns, net_state:
   return true;
 }
 
+// A send from memory the host cannot touch (GPU memory): its bytes are copied
+// asynchronously into the next free part of the thread's staging buffer, and the round's
+// finish_net_copies moves them into the writer (one wait for the round's copies). A send
+// larger than the buffer, or with no buffer, is copied synchronously into the writer.
+static errc stage_send(reactor_thread& t, net_state& ns, int fd, net_state::writer& w, const void* buf) noexcept {
+  memory_ops& m = t.owner().mem();
+  const std::size_t n = w.data.size();
+  auto* stage = n <= staging_bytes ? static_cast<char*>(m.staging(t.index(), staging_bytes)) : nullptr;
+  if (stage == nullptr) return m.from_task(t.index(), w.data.data(), buf, n);
+  if (ns.stage_used + n > staging_bytes) t.finish_net_copies();  // sets stage_used to 0
+  char* part = stage + ns.stage_used;
+  try {
+    ns.sends_copying.push_back(fd);
+  } catch (...) {
+    return m.from_task(t.index(), w.data.data(), buf, n);
+  }
+  if (const errc e = m.from_task_async(t.index(), part, buf, n); e != errc{}) {
+    ns.sends_copying.pop_back();
+    return e;
+  }
+  w.staged = part;
+  ns.stage_used += (n + 255) & ~std::size_t{255};
+  return errc{};
+}
+
 // Tries the reader at the head of s's queue. True: it completed (or failed); false: it
 // would block and stays queued.
 // Any call that fails with EINTR, and an accept that finds its connection aborted, is
@@ -187,6 +220,10 @@ static bool try_reader(reactor_thread& t, int fd, net_state& ns, net_state::read
 }
 
 static bool try_writer(reactor_thread& t, int fd, net_state::writer& w) noexcept {
+  if (w.copy_error != errc{}) {  // its bytes never came out of the task's memory
+    t.fail(w.token, w.copy_error);
+    return true;
+  }
   while (w.sent < w.data.size()) {
     const ssize_t n = ::send(fd, w.data.data() + w.sent, w.data.size() - w.sent, MSG_NOSIGNAL);
     if (n < 0) {
@@ -209,7 +246,7 @@ static bool progress(reactor_thread& t, net_state& ns, int fd, net_state::sock& 
     --ns.waiting;
     any = true;
   }
-  while (!s.writers.empty() && try_writer(t, fd, s.writers.front())) {
+  while (!s.writers.empty() && s.writers.front().staged == nullptr && try_writer(t, fd, s.writers.front())) {
     s.writers.pop_front();
     --ns.waiting;
     any = true;
@@ -287,12 +324,14 @@ void reactor_thread::op_net(const detail::request& q, const unsigned char* data)
         net_state::writer w{q.token, std::vector<char>(n), 0};
         if (n <= detail::request_inline_bytes) std::memcpy(w.data.data(), data, n);
         else if (r_.mem().host_accessible(buf)) std::memcpy(w.data.data(), buf, n);
-        else if (const errc e = r_.mem().from_task(index_, w.data.data(), buf, n); e != errc{})
-          return fail(q.token, e);
+        else if (const errc e = stage_send(*this, ns, fd, w, buf); e != errc{}) return fail(q.token, e);
         s.writers.push_back(std::move(w));
         break;
       }
       case opcode::net_close: {
+        // A send still copying out of the task's memory targets this socket's writer:
+        // the copies end first (and what can be sent is sent, in order).
+        if (!ns.sends_copying.empty()) finish_net_copies();
         for (auto& r : s.readers) fail(r.token, errc::closed);
         for (auto& w : s.writers) fail(w.token, errc::closed);
         ns.waiting -= s.readers.size() + s.writers.size();
@@ -330,17 +369,36 @@ bool reactor_thread::poll_net() noexcept {
 }
 
 bool reactor_thread::finish_net_copies() noexcept {
-  if (!net_ || net_->copies.empty()) return false;
+  if (!net_ || !net_->copying_any()) return false;
   net_state& ns = *net_;
   const errc e = r_.mem().wait(index_);  // every copy of the round, one wait
   for (const net_state::copying& c : ns.copies) complete(c.token, c.got, e);
   ns.copies.clear();
-  ns.stage_used = 0;
+  std::vector<int> fds;
+  fds.swap(ns.sends_copying);
+  for (int fd : fds) {  // the sends' bytes into their writers, then on to the socket
+    auto it = ns.socks.find(fd);
+    if (it == ns.socks.end()) continue;
+    for (net_state::writer& w : it->second.writers) {
+      if (w.staged == nullptr) continue;
+      if (e == errc{}) std::memcpy(w.data.data(), w.staged, w.data.size());
+      else w.copy_error = e;
+      w.staged = nullptr;
+    }
+  }
+  ns.stage_used = 0;  // every part of the staging buffer is free again
+  for (int fd : fds) {
+    auto it = ns.socks.find(fd);
+    if (it != ns.socks.end()) progress(*this, ns, fd, it->second);
+  }
+  fds.clear();
+  ns.sends_copying.swap(fds);  // keeps the capacity (nothing was added meanwhile: only sends add)
   return true;
 }
 
 void reactor_thread::fail_net(errc e) noexcept {
   if (!net_ || net_->waiting == 0) return;
+  finish_net_copies();  // no writer is dropped while a copy into its staging part runs
   for (auto& [fd, s] : net_->socks) {
     for (auto& r : s.readers) fail(r.token, e);
     for (auto& w : s.writers) fail(w.token, e);

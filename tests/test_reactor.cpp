@@ -80,6 +80,9 @@ class scripted_memory_ops final : public weft::rt::memory_ops {
     in_flight_.push_back({dst, src, n});
     return errc{};
   }
+  errc from_task_async(unsigned thread, void* dst, const void* src, std::size_t n) noexcept override {
+    return to_task_async(thread, dst, src, n);  // the same deferred copy, the other way
+  }
   errc wait(unsigned) noexcept override {
     const int n = static_cast<int>(in_flight_.size());
     if (n > s_.most_in_flight.load()) s_.most_in_flight = n;
@@ -404,4 +407,76 @@ TEST_CASE("staged recvs started in one round are finished together, each with it
     ::close(peers[k]);
   }
   CHECK(c.call(d::opcode::net_close, {listener}).error == errc{});
+}
+
+namespace {
+// Reads exactly n bytes from a peer socket (waiting up to 10 s); what came, if less.
+std::string read_exact(int fd, std::size_t n) {
+  std::string got;
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::vector<char> b(n);
+  while (got.size() < n) {
+    const ssize_t r = ::recv(fd, b.data(), n - got.size(), 0);
+    if (r <= 0) break;
+    got.append(b.data(), static_cast<std::size_t>(r));
+  }
+  return got;
+}
+}  // namespace
+
+TEST_CASE("staged sends started in one round are copied out together and reach their peers in order; a close "
+          "right behind a send sends it first; a failed copy fails the send and sends nothing",
+          "[net][fault]") {
+  memory_script s;
+  reactor_client c(s);
+  const answer l = c.call(d::opcode::listen, {0});
+  REQUIRE(l.error == errc{});
+  const std::uint64_t listener = l.value & 0xffffffffu;
+  const auto port = static_cast<std::uint16_t>(l.value >> 32);
+  int peers[2];
+  std::uint64_t conns[2];
+  for (int k = 0; k < 2; ++k) {
+    peers[k] = connect_to(port);
+    REQUIRE(peers[k] >= 0);
+    const answer a = c.call(d::opcode::accept, {listener});
+    REQUIRE(a.error == errc{});
+    conns[k] = a.value;
+  }
+  char* mem = s.task_memory.data();  // "GPU memory": sends over 184 bytes are staged
+  for (int k = 0; k < 3; ++k) std::memcpy(mem + 4096 * k, message(k, 2000).data(), 2000);
+
+  {  // three sends at once, two on one socket
+    auto s0 = c.post(d::opcode::send, {conns[0], addr(mem), 2000});
+    auto s1 = c.post(d::opcode::send, {conns[1], addr(mem + 4096), 2000});
+    auto s2 = c.post(d::opcode::send, {conns[0], addr(mem + 8192), 1500});
+    c.collect({s0.get(), s1.get(), s2.get()});
+    CHECK(s0->o.error == errc{});
+    CHECK(s0->o.value == 2000);
+    CHECK(s1->o.value == 2000);
+    CHECK(s2->o.value == 1500);
+    CHECK(read_exact(peers[0], 3500) == message(0, 2000) + message(2, 1500));  // in order
+    CHECK(read_exact(peers[1], 2000) == message(1, 2000));
+  }
+  {  // a close right behind a send on the same socket
+    auto sent = c.post(d::opcode::send, {conns[1], addr(mem), 2000});
+    auto closed = c.post(d::opcode::net_close, {conns[1]});
+    c.collect({sent.get(), closed.get()});
+    CHECK(sent->o.error == errc{});
+    CHECK(closed->o.error == errc{});
+    CHECK(read_exact(peers[1], 2000) == message(0, 2000));
+    char b;
+    CHECK(::recv(peers[1], &b, 1, 0) == 0);  // then the close
+  }
+  // A failed copy: the send's error, and not a byte on the wire.
+  s.wait_error = static_cast<int>(errc::device_fault);
+  CHECK(c.call(d::opcode::send, {conns[0], addr(mem), 2000}).error == errc::device_fault);
+  s.wait_error = 0;
+  const answer after = c.call(d::opcode::send, {conns[0], addr(mem + 4096), 300});
+  CHECK(after.error == errc{});
+  CHECK(read_exact(peers[0], 300) == message(1, 300));  // the failed send's bytes never went out
+
+  CHECK(c.call(d::opcode::net_close, {conns[0]}).error == errc{});
+  CHECK(c.call(d::opcode::net_close, {listener}).error == errc{});
+  for (int p : peers) ::close(p);
 }
