@@ -23,6 +23,14 @@
 #define WEFT_DEVICE_PASS 0
 #endif
 
+// The device code needs sm_90 or later: mbarrier.try_wait (a lone task's jobs shared with
+// its block's idle warps), and independent thread scheduling (sm_70+), on which diverged
+// lanes of one warp spinning on a lock another lane holds rely (the timer heap, the
+// mailbox overflow ring's take). Said here rather than by ptxas, or by a hang.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "weft's device code needs sm_90 or later (WEFT_CUDA_ARCHS): mbarrier.try_wait, independent thread scheduling"
+#endif
+
 // WEFT_DEVICE_OWNER_ABI marks weft's move-only owners (task, join_handle) in the device
 // pass. clang's NVPTX ABI passes an argument of non-trivial class type *by value* as a
 // bitwise `byval` copy, and the caller still destroys its own temporary afterwards. A
