@@ -92,6 +92,19 @@ ssize_t recv_restarting(int fd, void* buf, std::size_t n) noexcept {
 
 }  // namespace
 
+// The next free part of the thread's staging buffer, room for `want` (<= staging_bytes)
+// bytes: the copies in flight are finished first when the free part is too small. Null
+// when the thread has no staging buffer. use_stage_part marks n bytes of it taken.
+static char* next_stage_part(reactor_thread& t, net_state& ns, std::size_t want) noexcept {
+  auto* stage = static_cast<char*>(t.owner().mem().staging(t.index(), staging_bytes));
+  if (stage == nullptr) return nullptr;
+  if (ns.stage_used + want > staging_bytes) t.finish_net_copies();  // sets stage_used to 0
+  return stage + ns.stage_used;
+}
+static void use_stage_part(net_state& ns, std::size_t n) noexcept {
+  ns.stage_used += (n + 255) & ~std::size_t{255};  // each copy's host side 256-byte aligned
+}
+
 // A recv into memory the host cannot touch (GPU memory): into the next free part of the
 // thread's pinned staging buffer, at most staging_bytes (a recv may return fewer bytes
 // than asked: the task sees the count), then an asynchronous copy to the task's buffer
@@ -101,14 +114,12 @@ ssize_t recv_restarting(int fd, void* buf, std::size_t n) noexcept {
 // (copying, completed or failed); false: it would block and stays queued.
 static bool try_staged_recv(reactor_thread& t, int fd, net_state& ns, net_state::reader& r) noexcept {
   memory_ops& m = t.owner().mem();
-  auto* stage = static_cast<char*>(m.staging(t.index(), staging_bytes));
-  if (stage == nullptr) {
+  const std::size_t want = r.n < staging_bytes ? r.n : staging_bytes;
+  char* dst = next_stage_part(t, ns, want);
+  if (dst == nullptr) {
     t.fail(r.token, errc::out_of_memory);
     return true;
   }
-  const std::size_t want = r.n < staging_bytes ? r.n : staging_bytes;
-  if (ns.stage_used + want > staging_bytes) t.finish_net_copies();  // sets stage_used to 0
-  char* dst = stage + ns.stage_used;
   const ssize_t got = recv_restarting(fd, dst, want);
   if (got < 0) {
     if (would_block(errno)) return false;
@@ -131,7 +142,7 @@ static bool try_staged_recv(reactor_thread& t, int fd, net_state& ns, net_state:
     t.complete(r.token, n, e);
     return true;
   }
-  ns.stage_used += (n + 255) & ~std::size_t{255};  // each copy's source 256-byte aligned
+  use_stage_part(ns, n);
   return true;
 }
 
@@ -142,10 +153,8 @@ static bool try_staged_recv(reactor_thread& t, int fd, net_state& ns, net_state:
 static errc stage_send(reactor_thread& t, net_state& ns, int fd, net_state::writer& w, const void* buf) noexcept {
   memory_ops& m = t.owner().mem();
   const std::size_t n = w.data.size();
-  auto* stage = n <= staging_bytes ? static_cast<char*>(m.staging(t.index(), staging_bytes)) : nullptr;
-  if (stage == nullptr) return m.from_task(t.index(), w.data.data(), buf, n);
-  if (ns.stage_used + n > staging_bytes) t.finish_net_copies();  // sets stage_used to 0
-  char* part = stage + ns.stage_used;
+  char* part = n <= staging_bytes ? next_stage_part(t, ns, n) : nullptr;
+  if (part == nullptr) return m.from_task(t.index(), w.data.data(), buf, n);
   try {
     ns.sends_copying.push_back(fd);
   } catch (...) {
@@ -156,7 +165,7 @@ static errc stage_send(reactor_thread& t, net_state& ns, int fd, net_state::writ
     return e;
   }
   w.staged = part;
-  ns.stage_used += (n + 255) & ~std::size_t{255};
+  use_stage_part(ns, n);
   return errc{};
 }
 

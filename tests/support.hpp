@@ -67,6 +67,13 @@ inline std::size_t wait_for_no_live_tasks(weft::runtime& rt, std::chrono::millis
   return wait_for_value([&] { return rt.live_tasks(); }, std::size_t{0}, limit);
 }
 
+// Host backend: counts its start, then keeps its worker thread until *release is set.
+inline weft::task<int> hold_worker(std::atomic<int>* started, std::atomic<bool>* release) {
+  started->fetch_add(1);
+  while (!release->load()) std::this_thread::yield();
+  co_return 1;
+}
+
 inline weft::config host_config(unsigned workers = 2) {
   weft::config c;
   c.kind = weft::backend::host;

@@ -425,10 +425,7 @@ TEST_CASE("under run_inline on a worker thread a join of an unfinished task gets
   weft::runtime rt(host_config(2));
   std::atomic<bool> go{false};
   REQUIRE(rt.block_on([](std::atomic<bool>* g) { return join_under_run_inline(g); }, &go) == 1);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (rt.live_tasks() != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  CHECK(rt.live_tasks() == 0);  // both held_until tasks finished and freed themselves
+  CHECK(weft_test::wait_for_no_live_tasks(rt, std::chrono::seconds(10)) == 0);  // both held_until tasks finished, freed
   rt.shutdown();
   CHECK(rt.live_frame_blocks() == 0);
 }
@@ -436,11 +433,6 @@ TEST_CASE("under run_inline on a worker thread a join of an unfinished task gets
 // ---------------------------------------------------------------- shutdown beside other threads
 namespace {
 weft::task<int> one() { co_return 1; }
-weft::task<int> hold_thread(std::atomic<int>* started, std::atomic<bool>* release) {
-  started->fetch_add(1);
-  while (!release->load()) std::this_thread::yield();
-  co_return 1;
-}
 }  // namespace
 
 TEST_CASE("host threads spawning while another shuts the runtime down each get a value or shutting_down, and "
@@ -487,11 +479,9 @@ TEST_CASE("a shutdown called while another thread's shutdown runs returns only o
   weft::runtime rt(host_config(1));
   std::atomic<int> started{0};
   std::atomic<bool> release{false};
-  auto h = rt.spawn([](std::atomic<int>* s, std::atomic<bool>* r) { return hold_thread(s, r); }, &started, &release);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (started.load() == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  REQUIRE(started.load() == 1);
+  auto h = rt.spawn([](std::atomic<int>* s, std::atomic<bool>* r) { return weft_test::hold_worker(s, r); }, &started,
+                    &release);
+  REQUIRE(weft_test::wait_for_value([&] { return started.load(); }, 1, std::chrono::seconds(10)) == 1);
   std::thread first([&] { rt.shutdown(); });  // waits for the held worker
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::thread releaser([&] {

@@ -24,6 +24,7 @@
 
 #include "io_support.hpp"
 #include "reactor.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -207,12 +208,10 @@ std::string message(int k, std::size_t n) {
 // descriptor of this process: peeked, not taken).
 bool readable(std::uint64_t fd, std::size_t n) {
   std::vector<char> b(n);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (::recv(static_cast<int>(fd), b.data(), n, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(n)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return false;
+  const auto there = [&] {
+    return ::recv(static_cast<int>(fd), b.data(), n, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(n);
+  };
+  return weft_test::wait_for_value(there, true, std::chrono::seconds(10));
 }
 
 int connect_to(std::uint16_t port) {
@@ -224,6 +223,28 @@ int connect_to(std::uint16_t port) {
   if (s >= 0 && ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return s;
   if (s >= 0) ::close(s);
   return -1;
+}
+
+// A listener of the reactor's with k clients connected and accepted: the clients' own
+// sockets (this process's) and the reactor's handles of the accepted connections.
+struct served_peers {
+  std::uint64_t listener = 0;
+  std::vector<int> peers;
+  std::vector<std::uint64_t> conns;
+};
+served_peers connect_peers(reactor_client& c, int k) {
+  served_peers p;
+  const answer l = c.call(d::opcode::listen, {0});
+  REQUIRE(l.error == errc{});
+  p.listener = l.value & 0xffffffffu;
+  for (int i = 0; i < k; ++i) {
+    p.peers.push_back(connect_to(static_cast<std::uint16_t>(l.value >> 32)));
+    REQUIRE(p.peers.back() >= 0);
+    const answer a = c.call(d::opcode::accept, {p.listener});
+    REQUIRE(a.error == errc{});
+    p.conns.push_back(a.value);
+  }
+  return p;
 }
 
 }  // namespace
@@ -256,14 +277,9 @@ TEST_CASE("a recv into task memory the host cannot touch goes through the stagin
           "[net][fault]") {
   memory_script s;
   reactor_client c(s);
-  const answer l = c.call(d::opcode::listen, {0});
-  REQUIRE(l.error == errc{});
-  const std::uint64_t listener = l.value & 0xffffffffu;
-  const int peer = connect_to(static_cast<std::uint16_t>(l.value >> 32));
-  REQUIRE(peer >= 0);
-  const answer a = c.call(d::opcode::accept, {listener});
-  REQUIRE(a.error == errc{});
-  const std::uint64_t conn = a.value;
+  const served_peers p = connect_peers(c, 1);
+  const std::uint64_t listener = p.listener, conn = p.conns[0];
+  const int peer = p.peers[0];
 
   const std::size_t n = 3000;  // over a completion's 104 inline bytes: staged
   std::string sent(n, '\0');
@@ -340,19 +356,10 @@ TEST_CASE("staged recvs started in one round are finished together, each with it
           "[net][fault]") {
   memory_script s;
   reactor_client c(s);
-  const answer l = c.call(d::opcode::listen, {0});
-  REQUIRE(l.error == errc{});
-  const std::uint64_t listener = l.value & 0xffffffffu;
-  const auto port = static_cast<std::uint16_t>(l.value >> 32);
-  int peers[3];
-  std::uint64_t conns[3];
-  for (int k = 0; k < 3; ++k) {
-    peers[k] = connect_to(port);
-    REQUIRE(peers[k] >= 0);
-    const answer a = c.call(d::opcode::accept, {listener});
-    REQUIRE(a.error == errc{});
-    conns[k] = a.value;
-  }
+  const served_peers p = connect_peers(c, 3);
+  const std::uint64_t listener = p.listener;
+  const std::vector<int>& peers = p.peers;
+  const std::vector<std::uint64_t>& conns = p.conns;
   const std::size_t n = 2000;
   char* mem = s.task_memory.data();
   const auto send_all = [&](std::size_t bytes) {
@@ -430,19 +437,10 @@ TEST_CASE("staged sends started in one round are copied out together and reach t
           "[net][fault]") {
   memory_script s;
   reactor_client c(s);
-  const answer l = c.call(d::opcode::listen, {0});
-  REQUIRE(l.error == errc{});
-  const std::uint64_t listener = l.value & 0xffffffffu;
-  const auto port = static_cast<std::uint16_t>(l.value >> 32);
-  int peers[2];
-  std::uint64_t conns[2];
-  for (int k = 0; k < 2; ++k) {
-    peers[k] = connect_to(port);
-    REQUIRE(peers[k] >= 0);
-    const answer a = c.call(d::opcode::accept, {listener});
-    REQUIRE(a.error == errc{});
-    conns[k] = a.value;
-  }
+  const served_peers p = connect_peers(c, 2);
+  const std::uint64_t listener = p.listener;
+  const std::vector<int>& peers = p.peers;
+  const std::vector<std::uint64_t>& conns = p.conns;
   char* mem = s.task_memory.data();  // "GPU memory": sends over 184 bytes are staged
   for (int k = 0; k < 3; ++k) std::memcpy(mem + 4096 * k, message(k, 2000).data(), 2000);
 
@@ -478,5 +476,5 @@ TEST_CASE("staged sends started in one round are copied out together and reach t
 
   CHECK(c.call(d::opcode::net_close, {conns[0]}).error == errc{});
   CHECK(c.call(d::opcode::net_close, {listener}).error == errc{});
-  for (int p : peers) ::close(p);
+  for (int fd : peers) ::close(fd);
 }

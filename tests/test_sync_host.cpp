@@ -87,28 +87,16 @@ TEST_CASE("shutdown destroys tasks parked on a semaphore, mutex, channel, sleep 
   REQUIRE(counted::live == 0);
 }
 
-namespace {
-// Holds its worker thread until *release is set (counts its start in *started).
-weft::task<int> hold_worker(std::atomic<int>* started, std::atomic<bool>* release) {
-  started->fetch_add(1);
-  while (!release->load()) std::this_thread::yield();
-  co_return 1;
-}
-}  // namespace
-
 // Host: shutdown and a worker held by a task.
 TEST_CASE("shutdown frees a when_any whose other runner never started", "[sync]") {
   std::atomic<int> started{0};
   std::atomic<bool> release{false};
   weft::runtime rt(weft_test::host_config(1));  // one worker: the runner that starts holds it
   auto h = rt.spawn([](std::atomic<int>* s, std::atomic<bool>* r) -> weft::task<int> {
-    auto [index, value] = co_await weft::when_any(hold_worker(s, r), hold_worker(s, r));
+    auto [index, value] = co_await weft::when_any(weft_test::hold_worker(s, r), weft_test::hold_worker(s, r));
     co_return static_cast<int>(index) + value;
   }, &started, &release);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (started.load() == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  REQUIRE(started.load() == 1);
+  REQUIRE(weft_test::wait_for_value([&] { return started.load(); }, 1, std::chrono::seconds(10)) == 1);
   // Shutdown stops the worker after the held task; the other runner is destroyed unstarted.
   std::thread stopper([&] { rt.shutdown(); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // shutdown is stopping the executor by now
