@@ -466,7 +466,10 @@ TEST_CASE("staged sends started in one round are copied out together and reach t
     char b;
     CHECK(::recv(peers[1], &b, 1, 0) == 0);  // then the close
   }
-  // A failed copy: the send's error, and not a byte on the wire.
+  // A failed copy, at its start or at the wait: the send's error, and not a byte on the wire.
+  s.copy_error = static_cast<int>(errc::invalid_argument);
+  CHECK(c.call(d::opcode::send, {conns[0], addr(mem), 2000}).error == errc::invalid_argument);
+  s.copy_error = 0;
   s.wait_error = static_cast<int>(errc::device_fault);
   CHECK(c.call(d::opcode::send, {conns[0], addr(mem), 2000}).error == errc::device_fault);
   s.wait_error = 0;
