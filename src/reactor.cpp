@@ -376,7 +376,14 @@ void reactor_thread::idle_wait(std::uint64_t idle_since_ns) noexcept {
   rescan_ = true;  // bounds the doorbell's race (mailbox.hpp) by one sleep
 }
 
+namespace {
+thread_local const reactor* tls_reactor = nullptr;  // set for the life of a reactor thread
+}  // namespace
+
+const reactor* current_reactor() noexcept { return tls_reactor; }
+
 void reactor_thread::run() noexcept {
+  tls_reactor = &r_;
   r_.mem().bind_thread(index_);
   std::uint64_t last_work = steady_ns();
   while (!stop_.load(std::memory_order_acquire)) {

@@ -107,6 +107,10 @@ using host_fn = std::function<std::uint64_t(std::span<const std::uint64_t>)>;
 
 class reactor_thread;
 
+class reactor;
+// The reactor whose thread the caller is (a host function runs there), or nullptr.
+const reactor* current_reactor() noexcept;
+
 class reactor {
  public:
   reactor(const reactor_config& cfg, std::unique_ptr<memory_ops> mem);  // throws weft::error

@@ -69,6 +69,10 @@ bool cuda_usable(int device) {
 
 }  // namespace
 
+bool detail::on_runtime_thread() noexcept {
+  return detail::host_current_scheduler() != nullptr || rt::current_reactor() != nullptr;
+}
+
 runtime::runtime() : runtime(config{}) {}
 
 runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
@@ -128,6 +132,11 @@ const char* runtime::backend_name() const noexcept { return impl_->kind == backe
 // executor's own numbered steps (host_executor.hpp, device_runtime.hpp) destroy what is
 // left; 4. the rings are freed with the reactor, after the executor (impl's order).
 void runtime::shutdown() noexcept {
+  const bool own_worker = impl_->host && detail::host_current_scheduler() == impl_->host.get();
+  if (own_worker || (impl_->io && rt::current_reactor() == impl_->io.get()))
+    detail::contract_violation(
+        "runtime::shutdown (or ~runtime) called on one of the runtime's own threads (a task, or a host "
+        "function): it would wait for that thread to end");
   // Once: a second call (the destructor after an explicit shutdown) would wait up to 1 s
   // again in the reactor's close for answers nobody takes any more. A call from another
   // thread while the first runs waits for it (call_once), so that every caller returns

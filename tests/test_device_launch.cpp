@@ -1,9 +1,10 @@
 // The cuda backend's start and shutdown when a step of the device program fails: the
-// kernel's launch (its symbol copies or the cooperative launch), and the clearing of
-// the module's constants at shutdown (device_program::unbind). A CUDA call cannot be made
-// to fail on demand, so these tests submit through a device_program whose launch or
-// unbind reports a CUDA error, built from this translation unit's real one
-// (exec::this_tu_program); the runtime sees the same return codes as from a failed call.
+// kernel's launch (its symbol copies or the cooperative launch), the teardown kernels at
+// shutdown (device_program::teardown), and the clearing of the module's constants at
+// shutdown (device_program::unbind). A CUDA call cannot be made to fail on demand, so
+// these tests submit through a device_program whose launch, teardown or unbind reports a
+// CUDA error, built from this translation unit's real one (exec::this_tu_program); the
+// runtime sees the same return codes as from a failed call.
 // On the host backend there is no device program: the tests check nothing there.
 // The fake programs are bound (device_runtime.cpp's table) under their own addresses, not
 // this unit's: harmless in this sequential suite, but no other runtime may run this
@@ -41,13 +42,34 @@ int unbind_then_report(void* stream) {
   return e != cudaSuccess ? e : g_unbind_error;
 }
 
-// Submits echo(v) for `program`, as runtime::spawn does for this translation unit's.
+// A root that parks for good on an event in its own frame: only the teardown destroys it.
+constexpr auto parked = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> {
+  weft::event never;
+  co_await never.wait();
+  co_return v;
+};
+using parked_fn = std::remove_cv_t<decltype(parked)>;
+
+int g_teardowns = 0;                         // calls of teardown_then_report
+cudaError_t g_teardown_error = cudaSuccess;  // what it reports after the real teardown
+int teardown_then_report(exec::device_sched* d, const exec::teardown_scratch& s, void* stream) {
+  ++g_teardowns;
+  const int e = exec::this_tu_program.teardown(d, s, stream);  // the frames are destroyed for real
+  return e != cudaSuccess ? e : g_teardown_error;
+}
+
+// Submits fn(v) for `program`, as runtime::spawn does for this translation unit's.
+template <class Fn>
+weft::errc submit_root(exec::device_runtime& dev, const exec::device_program& program, Fn fn, int v,
+                       exec::host_completion** rec) {
+  const exec::packed<Fn, int> payload{fn, {v}};
+  const exec::root_create_fn create =
+      exec::create_fn_address<int, Fn, int>(dev.cu_context(), dev.ordinal(), dev.side_stream());
+  return dev.submit(&program, create, &payload, sizeof payload, weft::detail::no_home, rec);
+}
 weft::errc submit_echo(exec::device_runtime& dev, const exec::device_program& program, int v,
                        exec::host_completion** rec) {
-  const exec::packed<echo_fn, int> payload{echo, {v}};
-  const exec::root_create_fn create =
-      exec::create_fn_address<int, echo_fn, int>(dev.cu_context(), dev.ordinal(), dev.side_stream());
-  return dev.submit(&program, create, &payload, sizeof payload, weft::detail::no_home, rec);
+  return submit_root<echo_fn>(dev, program, echo, v, rec);
 }
 #endif
 
@@ -112,6 +134,47 @@ TEST_CASE("a runtime whose module constants cannot be cleared at shutdown report
   REQUIRE(r.error() == weft::errc::device_fault);
 #else
   SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no module constants");
+#endif
+}
+
+TEST_CASE("a runtime whose teardown on the GPU fails at shutdown reports device_fault, and still clears its module "
+          "constants",
+          "[runtime]") {
+  weft::runtime rt(launch_config());
+#if WEFT_CUDA_COMPILE
+  exec::device_runtime* dev = rt.device();
+  if (dev == nullptr) {
+    SUCCEED("the host backend has no teardown kernels");
+    return;
+  }
+  exec::device_program failing = exec::this_tu_program;
+  failing.teardown = &teardown_then_report;
+  failing.unbind = &unbind_then_report;
+  g_teardowns = 0;
+  g_teardown_error = cudaErrorLaunchFailure;  // as a teardown kernel whose launch failed
+  g_unbinds = 0;
+  g_unbind_error = cudaSuccess;
+  exec::host_completion* done = nullptr;
+  REQUIRE(submit_echo(*dev, failing, 5, &done) == weft::errc{});
+  REQUIRE(dev->wait(done) == weft::errc{});
+  dev->release(done);
+  exec::host_completion* stuck = nullptr;  // a root still parked at shutdown, its handle dropped
+  REQUIRE(submit_root<parked_fn>(*dev, failing, parked, 6, &stuck) == weft::errc{});
+  dev->release(stuck);
+  rt.shutdown();
+  g_teardown_error = cudaSuccess;
+  REQUIRE(g_teardowns == 1);
+  REQUIRE(g_unbinds == 1);  // step 4 goes on to clear the constants after the failed teardown
+  REQUIRE(dev->fault_message() ==
+          std::string("shutdown's teardown on the GPU: ") + cudaGetErrorString(cudaErrorLaunchFailure));
+  exec::host_completion* after = nullptr;
+  REQUIRE(submit_echo(*dev, failing, 7, &after) == weft::errc::device_fault);
+  REQUIRE(after == nullptr);
+  auto r = rt.try_block_on(echo, 7);
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error() == weft::errc::device_fault);
+#else
+  SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no teardown kernels");
 #endif
 }
 

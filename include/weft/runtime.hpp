@@ -96,6 +96,13 @@ inline constexpr bool is_task_v<task<T>> = true;
 
 template <class F, class... Args>
 using root_value_t = typename std::invoke_result_t<F&, Args&...>::value_type;
+
+// True on a thread that some weft runtime runs work on: a host backend's worker thread
+// (task code) or a reactor thread (a host function). A wait for a root there could wait
+// for itself (the root queued behind the waiting worker, or needing the blocked reactor
+// thread), so host_handle's waits and block_on refuse it (errc::would_block), as tokio
+// refuses to block inside a runtime.
+bool on_runtime_thread() noexcept;
 }  // namespace detail
 
 namespace detail {
@@ -158,6 +165,9 @@ task<void> host_root_task(host_box_guard<T> guard, F f, Args... args) {
 // returns its value (throws weft::error on failure); try_get() returns it as a result.
 // Both take the value: a second call reports errc::already_taken. Dropping the handle
 // detaches the root, which runs to completion. A handle must not outlive its runtime.
+// On a runtime's own thread (task code on a host worker, a host function on a reactor
+// thread: detail::on_runtime_thread) an unfinished root is not waited for: errc::would_block,
+// and the handle keeps the root (a later call, or is_ready(), may find it done).
 template <class T>
 class host_handle {
  public:
@@ -187,7 +197,7 @@ class host_handle {
 
   result<T> try_get() {
     result<T> r = take();
-    reset();
+    if (r || r.error() != errc::would_block) reset();
     return r;
   }
   T get() {
@@ -199,6 +209,7 @@ class host_handle {
  private:
   friend class runtime;
   result<T> take() {
+    if (valid() && !is_ready() && detail::on_runtime_thread()) return unexpected(errc::would_block);
     if (rec_ != nullptr) {
       const errc e = dev_->wait(rec_);
       if (e != errc{}) return unexpected(e);
@@ -248,8 +259,11 @@ class runtime {
   }
 
   // As block_on, with the root's failure as a value instead of an exception.
+  // On a runtime's own thread (a task on a host worker, a host function) both refuse with
+  // errc::would_block and create nothing: the wait could wait for itself (host_handle).
   template <class F, class... Args>
   auto try_block_on(F&& fn, Args... args) -> result<detail::root_value_t<F, Args...>> {
+    if (detail::on_runtime_thread()) return unexpected(errc::would_block);
     return spawn(static_cast<F&&>(fn), args...).try_get();
   }
 
@@ -284,7 +298,9 @@ class runtime {
 
   // Stops the workers and destroys every task still alive (the numbered steps are in
   // host_executor.hpp and device_runtime.hpp). Idempotent; the destructor calls it.
-  // block_on afterwards returns errc::shutting_down.
+  // block_on afterwards returns errc::shutting_down. Called (or the destructor run) on
+  // one of this runtime's own threads, a task or a host function, it would wait for
+  // that thread to end: a contract violation, reported on stderr, then abort.
   void shutdown() noexcept;
 
   // Makes fn callable from tasks as host_call(id, ...), on a reactor thread (so fn

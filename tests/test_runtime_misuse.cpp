@@ -1,0 +1,168 @@
+// The runtime's host API used from the runtime's own threads: a host function (a reactor
+// thread, on both backends) or task code on a host worker (host backend). A wait there
+// could wait for itself, so block_on and host_handle's waits refuse with would_block and
+// lose nothing; shutdown there would join its own thread, so it stops the process with a
+// contract violation (checked in a forked child).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "support.hpp"
+
+namespace {
+
+constexpr auto echo = [] WEFT_HOST_DEVICE(int v) -> weft::task<int> { co_return v; };
+
+// Parks for good on an event in its own frame: only shutdown destroys it.
+constexpr auto parked = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+  weft::event never;
+  co_await never.wait();
+  co_return 0;
+};
+
+// Calls host function `id` and returns its value (or 1000 + the error code).
+constexpr auto call_host = [] WEFT_HOST_DEVICE(std::uint32_t id) -> weft::task<std::uint64_t> {
+  auto r = co_await weft::host_call(id);
+  co_return r ? *r : 1000u + static_cast<std::uint64_t>(r.error());
+};
+
+// What a host function saw of the blocking API, one bit per expectation met.
+enum seen : std::uint64_t {
+  try_block_on_refused = 1,
+  block_on_threw_would_block = 2,
+  unfinished_get_refused = 4,
+  refused_handle_kept = 8,
+  get_threw_would_block = 16,
+  finished_handle_read = 32,
+  all_seen = 63,
+};
+
+std::uint64_t use_blocking_api_inside(weft::runtime& rt) {
+  std::uint64_t s = 0;
+  auto r = rt.try_block_on(echo, 1);
+  if (!r && r.error() == weft::errc::would_block) s |= try_block_on_refused;
+  try {
+    (void)rt.block_on(echo, 2);
+  } catch (const weft::error& e) {
+    if (e.code() == weft::errc::would_block) s |= block_on_threw_would_block;
+  }
+  auto stuck = rt.spawn(parked);
+  auto g = stuck.try_get();
+  if (!g && g.error() == weft::errc::would_block) s |= unfinished_get_refused;
+  if (stuck.valid()) s |= refused_handle_kept;
+  try {
+    (void)stuck.get();
+  } catch (const weft::error& e) {
+    if (e.code() == weft::errc::would_block) s |= get_threw_would_block;
+  }
+  auto quick = rt.spawn(echo, 7);  // finished: read without a wait
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!quick.is_ready() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  auto v = quick.try_get();
+  if (v && *v == 7) s |= finished_handle_read;
+  return s;  // `stuck` is dropped: detached, parked until shutdown destroys it
+}
+
+#if !WEFT_DEVICE_PASS
+// Runs `fn` in a forked child with its stderr captured; returns the child's wait status
+// and what it wrote to stderr.
+template <class Fn>
+std::pair<int, std::string> run_in_child(Fn fn) {
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(out[1], 2);
+    ::close(out[0]);
+    fn();
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return {status, text};
+}
+#endif
+
+// Host backend, task code: the runtime's own blocking calls from inside a task.
+constexpr auto block_inside_task = [] WEFT_HOST_DEVICE(weft::runtime* rt) -> weft::task<int> {
+#if WEFT_DEVICE_PASS
+  (void)rt;
+  co_return -1;  // (host backend only: a task on the GPU cannot call the host API)
+#else
+  auto r = rt->try_block_on(echo, 3);
+  co_return r ? 100 + *r : static_cast<int>(r.error());
+#endif
+};
+
+constexpr auto shutdown_inside_task = [] WEFT_HOST_DEVICE(weft::runtime* rt) -> weft::task<int> {
+#if !WEFT_DEVICE_PASS
+  rt->shutdown();
+#endif
+  co_return 0;
+};
+
+}  // namespace
+
+TEST_CASE("a host function that calls block_on or waits on an unfinished root gets would_block, and loses nothing",
+          "[runtime][io]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  rt.register_host_fn(7, [&rt](std::span<const std::uint64_t>) { return use_blocking_api_inside(rt); });
+  REQUIRE(rt.block_on(call_host, 7u) == std::uint64_t{all_seen});
+  REQUIRE(rt.block_on(echo, 9) == 9);  // the reactor and the workers go on
+  // Outside the runtime's threads the same calls wait as before.
+  auto h = rt.spawn(echo, 4);
+  REQUIRE(h.get() == 4);
+}
+
+TEST_CASE("a task that calls block_on on its own host runtime gets would_block instead of waiting for itself",
+          "[runtime][executor]") {
+  weft::runtime rt(weft_test::host_config(1));  // one worker: a nested root could only queue behind the caller
+  REQUIRE(rt.block_on(block_inside_task, &rt) == static_cast<int>(weft::errc::would_block));
+  REQUIRE(rt.block_on(echo, 5) == 5);
+}
+
+TEST_CASE("shutdown called from one of the runtime's own threads stops the process with a contract violation",
+          "[runtime]") {
+#if WEFT_DEVICE_PASS
+  SUCCEED();
+#else
+  SECTION("from a host function") {
+    auto [status, text] = run_in_child([] {
+      weft::runtime rt(weft_test::host_config(2));
+      rt.register_host_fn(8, [&rt](std::span<const std::uint64_t>) -> std::uint64_t {
+        rt.shutdown();
+        return 0;
+      });
+      (void)rt.try_block_on(call_host, 8u);
+    });
+    INFO(text);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(WTERMSIG(status) == SIGABRT);
+    REQUIRE(text.find("runtime::shutdown (or ~runtime) called on one of the runtime's own threads") !=
+            std::string::npos);
+  }
+  SECTION("from a task on a host worker") {
+    auto [status, text] = run_in_child([] {
+      weft::runtime rt(weft_test::host_config(2));
+      (void)rt.try_block_on(shutdown_inside_task, &rt);
+    });
+    INFO(text);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(WTERMSIG(status) == SIGABRT);
+    REQUIRE(text.find("runtime::shutdown (or ~runtime) called on one of the runtime's own threads") !=
+            std::string::npos);
+  }
+#endif
+}
