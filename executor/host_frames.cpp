@@ -71,10 +71,10 @@ void destroy_frame_tree(void* frame) noexcept {
     return;
   }
   tls_teardown.active = true;
-  detail::coro_handle{frame}.destroy();
+  detail::destroy_frame_and_chain(frame);  // a root's chain innermost first (task_header.hpp)
   while (void* f = tls_teardown.head) {
     tls_teardown.head = detail::promise_of(f).continuation;
-    detail::coro_handle{f}.destroy();
+    detail::destroy_frame_and_chain(f);
   }
   tls_teardown.active = false;
 }

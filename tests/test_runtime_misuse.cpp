@@ -2,7 +2,9 @@
 // thread, on both backends) or task code on a host worker (host backend). A wait there
 // could wait for itself, so block_on and host_handle's waits refuse with would_block and
 // lose nothing; shutdown there would join its own thread, so it stops the process with a
-// contract violation (checked in a forked child).
+// contract violation (checked in a forked child). Also tasks and join handles used twice
+// (already_taken, nothing run again), and the order in which shutdown destroys a parked
+// chain (innermost first).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "shared_array.hpp"
 #include "support.hpp"
 
 namespace {
@@ -79,6 +82,7 @@ std::pair<int, std::string> run_in_child(Fn fn) {
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    std::signal(SIGABRT, SIG_DFL);  // not Catch2's handler, which would report a failure here
     ::dup2(out[1], 2);
     ::close(out[0]);
     fn();
@@ -113,7 +117,74 @@ constexpr auto shutdown_inside_task = [] WEFT_HOST_DEVICE(weft::runtime* rt) -> 
   co_return 0;
 };
 
+WEFT_HOST_DEVICE weft::task<int> value_of(int v) { co_return v; }
+
+// Joins one handle twice and spawns a task that already ran; each second use must be
+// refused with already_taken (no moved-from value, no second run).
+constexpr auto use_twice = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+  auto h = weft::spawn(value_of(5));
+  auto a = co_await weft::try_await(h);
+  auto b = co_await weft::try_await(h);
+  weft::task<int> t = value_of(6);
+  const int v = co_await t;
+  auto again = co_await weft::try_await(weft::spawn(std::move(t)));
+  const bool kept = t.valid();  // the refused spawn left the frame with its task object
+  int score = 0;
+  if (a && *a == 5) score |= 1;
+  if (!b && b.error() == weft::errc::already_taken) score |= 2;
+  if (v == 6) score |= 4;
+  if (!again && again.error() == weft::errc::already_taken) score |= 8;
+  if (kept) score |= 16;
+  co_return score;
+};
+
+// A chain three frames deep parked for good; each frame's marker logs its id when it is
+// destroyed: log[0] counts, log[1..3] the ids in order; log[4] = 1 once parked.
+struct logged_mark {
+  int* log;
+  int id;
+  WEFT_HOST_DEVICE ~logged_mark() { log[1 + weft_test::atomic_add(log[0], 1)] = id; }
+};
+WEFT_HOST_DEVICE weft::task<int> parked_leaf(int* log, weft::event* never) {
+  logged_mark m{log, 1};
+  weft_test::atomic_store(log[4], 1);
+  co_await never->wait();
+  co_return 0;
+}
+WEFT_HOST_DEVICE weft::task<int> parked_mid(int* log, weft::event* never) {
+  logged_mark m{log, 2};
+  co_return co_await parked_leaf(log, never);
+}
+constexpr auto parked_chain = [] WEFT_HOST_DEVICE(int* log) -> weft::task<int> {
+  weft::event never;
+  logged_mark m{log, 3};
+  co_return co_await parked_mid(log, &never);
+};
+
 }  // namespace
+
+TEST_CASE("a join handle joined twice, or a task spawned after it ran, gives already_taken", "[runtime]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  REQUIRE(rt.block_on(use_twice) == 31);
+}
+
+TEST_CASE("shutdown destroys a parked await chain innermost first", "[runtime]") {
+  weft_test::shared_array<int> log(8);
+  {
+    weft::runtime rt(weft_test::any_backend_config());
+    {
+      auto h = rt.spawn(parked_chain, log.data());  // dropped: detached, parked for good
+      REQUIRE(h.valid());
+    }
+    REQUIRE(weft_test::wait_for_value([&] { return weft_test::atomic_load(log[4]); }, 1, std::chrono::seconds(10)) == 1);
+    rt.shutdown();
+    REQUIRE(rt.live_frame_blocks() == 0);
+  }
+  REQUIRE(log[0] == 3);
+  REQUIRE(log[1] == 1);  // the leaf, while its parents' frames still lived
+  REQUIRE(log[2] == 2);
+  REQUIRE(log[3] == 3);
+}
 
 TEST_CASE("a host function that calls block_on or waits on an unfinished root gets would_block, and loses nothing",
           "[runtime][io]") {

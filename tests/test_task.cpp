@@ -1,6 +1,8 @@
 // The task type and the trampoline, driven without threads by run_inline.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "support.hpp"
 
 using weft_test::counted;
@@ -61,7 +63,92 @@ weft::task<weft::result<int>> catcher(int depth) {
   co_return r;
 }
 
+// Destruction order: each marker appends its id to g_order when destroyed, and says
+// whether the frame that awaits its own (the parent's marker) was still alive then.
+std::string g_order;
+struct order_mark {
+  char id;
+  const bool* parent_alive;
+  bool alive = true;
+  ~order_mark() {
+    g_order += id;
+    if (parent_alive != nullptr && !*parent_alive) g_order += '!';  // outlived its parent's locals
+    alive = false;
+  }
+};
+weft::task<int> failing_leaf(const bool* parent_alive) {
+  order_mark m{'L', parent_alive};
+  co_return co_await weft::task<int>{};  // an invalid task: the await fails (invalid_argument)
+}
+weft::task<int> failing_mid(const bool* parent_alive) {
+  order_mark m{'M', parent_alive};
+  co_return co_await failing_leaf(&m.alive);
+}
+weft::task<weft::result<int>> catching_top() {
+  order_mark m{'T', nullptr};
+  weft::result<int> r = co_await weft::try_await(failing_mid(&m.alive));
+  g_order += '|';  // the catcher resumed
+  co_return r;
+}
+weft::task<int> uncaught_top() {
+  order_mark m{'T', nullptr};
+  co_return co_await failing_mid(&m.alive);
+}
+
+weft::task<int> add(int a, int b) { co_return a + b; }
+weft::task<int> fails() { co_return co_await weft::task<int>{}; }
+weft::task<int> reawaits() {
+  weft::task<int> t = add(1, 2);
+  const int v = co_await t;
+  auto again = co_await weft::try_await(t);  // t ran: it must not run again
+  weft::task<int> f = fails();
+  auto first = co_await weft::try_await(f);
+  auto second = co_await weft::try_await(f);  // suspended at its failed await: never resumed
+  co_return v * 1000 + (again ? 1 : static_cast<int>(again.error())) * 100 +
+      (first ? 1 : static_cast<int>(first.error())) * 10 + (second ? 1 : static_cast<int>(second.error()));
+}
+
 }  // namespace
+
+TEST_CASE("a failed await chain is destroyed innermost first, before the parent frames it may refer to", "[task]") {
+  SECTION("caught by try_await") {
+    g_order.clear();
+    auto r = weft::run_inline(catching_top());
+    REQUIRE(r);
+    REQUIRE_FALSE(r->has_value());
+    REQUIRE(r->error() == weft::errc::invalid_argument);
+    // The leaf goes as the failure passes it; the caught frame when the catcher's
+    // temporary ends, after the catcher resumed; the catcher last.
+    REQUIRE(g_order == "LM|T");
+  }
+  SECTION("not caught: the root fails") {
+    g_order.clear();
+    auto r = weft::run_inline(uncaught_top());
+    REQUIRE_FALSE(r);
+    REQUIRE(r.error() == weft::errc::invalid_argument);
+    REQUIRE(g_order == "LMT");
+  }
+}
+
+TEST_CASE("a task awaited again after it finished or failed gives already_taken and does not run again", "[task]") {
+  auto r = weft::run_inline(reawaits());
+  REQUIRE(r);
+  const int taken = static_cast<int>(weft::errc::already_taken);
+  const int invalid = static_cast<int>(weft::errc::invalid_argument);
+  REQUIRE(*r == 3 * 1000 + taken * 100 + invalid * 10 + taken);
+}
+
+TEST_CASE("run_inline refuses a task that already ran, and the task keeps its frame", "[task]") {
+  weft::task<int> t = add(2, 3);
+  weft::task<int>* p = &t;
+  auto outer = weft::run_inline([](weft::task<int>* in) -> weft::task<int> { co_return co_await *in; }(p));
+  REQUIRE(*outer == 5);
+  REQUIRE(t.started());
+  REQUIRE(t.valid());
+  auto again = weft::run_inline(std::move(t));
+  REQUIRE(again.error() == weft::errc::already_taken);
+  REQUIRE(t.valid());  // still its owner: freed when t goes
+}
 
 TEST_CASE("awaiting a child task returns its value", "[task]") {
   auto r = weft::run_inline(parent(1));

@@ -16,7 +16,7 @@ enum class errc : std::uint32_t {
   no_runtime = 4,         // an operation that needs a runtime ran outside one
   backend_unavailable = 5,// the requested backend cannot run here (no GPU, not built)
   invalid_argument = 6,   // a malformed request
-  already_taken = 7,      // a one-shot value (join result) was already consumed
+  already_taken = 7,      // a one-shot value (join result) was already consumed, or a task already ran
   would_block = 8,        // the operation would have to wait: run_inline's task parked with
                           // nothing to wake it, or a try_ operation found nothing ready
   closed = 9,             // the channel was closed (send), or closed and drained (recv)

@@ -19,6 +19,7 @@ namespace weft {
 template <class T>
 WEFT_HOST_DEVICE result<T> run_inline(task<T>&& t) noexcept {
   if (!t.valid()) return unexpected(t.error());
+  if (t.started()) return unexpected(errc::already_taken);  // it ran already: never again
   void* frame = t.release();
   detail::promise_base& p = detail::promise_of(frame);
   p.root = &p;

@@ -29,7 +29,9 @@ struct join_awaiter {
   join_handle<T>* owner;  // the awaited handle: it outlives the await (a temporary lives
                           // to the end of the full co_await expression)
   std::uint32_t seen = 0;  // the state word as await_ready read it
-  mutable bool refused = false;  // run_inline's task would have parked (task_header.hpp): would_block
+  mutable errc refused{};  // not joined: run_inline's task would have parked (would_block,
+                           // task_header.hpp), or another task is parked in a join of it
+                           // (already_taken)
 
   WEFT_HOST_DEVICE bool await_ready() noexcept {
     if (root == nullptr) return Catches;
@@ -41,8 +43,15 @@ struct join_awaiter {
     if (root == nullptr) return fail_current(h, failed), true;
     task_header* me = promise_of(h.address()).root;
     if (parks_nowhere(me) && !(seen & task_state::completed)) {  // run_inline: no waiting
-      if constexpr (Catches) return (refused = true), false;     // the handle keeps the task
+      if constexpr (Catches) return (refused = errc::would_block), false;  // the handle keeps the task
       return fail_current(h, errc::would_block), true;
+    }
+    // A second joiner of one handle while the first is parked: the first keeps its place.
+    // (Two first joins of one handle at the same instant are a contract breach this does
+    // not catch: the later write of `joiner` wins.)
+    if (seen & task_state::awaiter) {
+      if constexpr (Catches) return (refused = errc::already_taken), false;
+      return fail_current(h, errc::already_taken), true;
     }
     root->joiner = me;  // published by the CAS below
     auto st = state_of(root);
@@ -70,7 +79,7 @@ struct join_awaiter {
   WEFT_HOST_DEVICE auto await_resume() const {
     if constexpr (Catches) {
       if (root == nullptr) return result<T>(unexpected(failed));
-      if (refused) return result<T>(unexpected(errc::would_block));
+      if (refused != errc{}) return result<T>(unexpected(refused));
       owner->owns_frame_ = true;
       return outcome_of<T>(promise_base_of<task_promise<T>>(frame_of(root)));
     } else {
@@ -127,10 +136,12 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI join_handle {
     mark_taken();
   }
 
-  // Join: a handle is awaitable once (std::move it, or await the lvalue once).
-  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() & noexcept { return {root_, failed_, this}; }
-  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() && noexcept { return {root_, failed_, this}; }
-  WEFT_HOST_DEVICE detail::join_awaiter<T, true> as_result() noexcept { return {root_, failed_, this}; }
+  // Join: a handle is awaitable once (std::move it, or await the lvalue once). A second
+  // join of the same handle fails with errc::already_taken (its value was taken), as
+  // does a join while another task is already parked in a join of it.
+  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() & noexcept { return awaiter<false>(); }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, false> operator co_await() && noexcept { return awaiter<false>(); }
+  WEFT_HOST_DEVICE detail::join_awaiter<T, true> as_result() noexcept { return awaiter<true>(); }
 
   WEFT_HOST_DEVICE detail::task_header* native() const noexcept { return root_; }
   // Forgets the task without releasing it: only for a root that shutdown destroyed.
@@ -143,6 +154,11 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI join_handle {
  private:
   template <class, bool>
   friend struct detail::join_awaiter;
+  template <bool Catches>
+  WEFT_HOST_DEVICE detail::join_awaiter<T, Catches> awaiter() noexcept {
+    if (owns_frame_) return {nullptr, errc::already_taken, this};  // joined before: its value is gone
+    return {root_, failed_, this};
+  }
   WEFT_HOST_DEVICE void mark_taken() noexcept {
     root_ = nullptr;
     failed_ = errc::already_taken;
@@ -157,11 +173,13 @@ namespace detail {
 
 // Turns a task's frame into a root on `sched`, with a handle's reference (`named`) or
 // none (a detached root: it frees itself when it completes). On failure the frame is
-// destroyed and the error returned; *root is set on success.
+// destroyed and the error returned; *root is set on success. A task that already ran
+// (awaited, or finished) is refused with already_taken and stays with its task object.
 // `home`: the worker it is pinned to (no_home: any; spawn_pinned checked it).
 template <class T>
 WEFT_HOST_DEVICE errc start_root(void* sched, task<T>&& t, std::uint32_t home, bool named, task_header** root) noexcept {
   if (!t.valid()) return t.error();
+  if (t.started()) return errc::already_taken;
   if (sched == nullptr) return errc::no_runtime;
   void* frame = t.release();
   promise_base& p = promise_of(frame);

@@ -15,6 +15,10 @@
 // that awaited through try_await receives it as a result (or the root fails, and its
 // join handle / block_on reports it). Frames passed over are destroyed by their
 // owners as usual, so destructors run and nothing leaks. This mirrors `?` in Rust.
+// The frames a failure passes are destroyed innermost first as it passes them, as an
+// exception unwinds C++ frames; the frame whose awaiter catches the error is kept for
+// that awaiter to read, and destroyed by its task object (task_header.hpp, "Destruction
+// order of an await chain").
 #pragma once
 #include <new>
 #include <type_traits>
@@ -118,14 +122,17 @@ WEFT_HOST_DEVICE result<T> outcome_of(P& p) {
 }
 
 // Enters a child chain through the trampoline: the child runs next, then returns to
-// the awaiting frame via final_awaiter.
+// the awaiting frame via final_awaiter. `owner` is the awaited task object's frame
+// pointer (task_header.hpp, "Destruction order of an await chain").
 template <class P>
-WEFT_HOST_DEVICE inline void enter_child(std::coroutine_handle<P> parent, void* child_frame, bool catches) noexcept {
+WEFT_HOST_DEVICE inline void enter_child(std::coroutine_handle<P> parent, void* child_frame, void** owner,
+                                         bool catches) noexcept {
   static_assert(std::is_base_of_v<promise_base, P>, "weft awaitables may only be awaited from weft tasks");
   task_header* r = promise_of(parent.address()).root;
   promise_base& child = promise_of(child_frame);
   child.continuation = parent.address();
   child.root = r;
+  child.owner_slot = owner;
   child.parent_catches = catches;
   r->current = child_frame;
   r->act = action::run_current;
@@ -139,19 +146,32 @@ WEFT_HOST_DEVICE inline void fail_current(std::coroutine_handle<P> h, errc e) no
   r->act = action::unwind;
 }
 
+// True once a frame has run as a child or a root (enter_child, start_root, run_inline set
+// its `root`): it must not be entered again. Such a task is done, failed (suspended at the
+// await that failed, which must never resume) or running elsewhere.
+WEFT_HOST_DEVICE inline bool already_entered(void* frame) noexcept { return promise_of(frame).root != nullptr; }
+
 // Awaiter of a task. Catches=false: yields T; Catches=true (try_await): yields result<T>.
+// A task awaited a second time (or a finished one) fails the await with
+// errc::already_taken and is not run again.
 template <class T, bool Catches>
 struct task_awaiter {
   using weft_awaitable = void;
   void* frame;
   errc failed;
+  void** owner;  // the task object's frame pointer (enter_child)
 
-  WEFT_HOST_DEVICE bool await_ready() const noexcept { return frame == nullptr && Catches; }
+  WEFT_HOST_DEVICE bool await_ready() noexcept {
+    if (frame != nullptr && already_entered(frame)) {
+      frame = nullptr;
+      failed = errc::already_taken;
+    }
+    return frame == nullptr && Catches;
+  }
   template <class P>
   WEFT_HOST_DEVICE void await_suspend(std::coroutine_handle<P> h) const noexcept {
     if (frame == nullptr) return fail_current(h, failed);
-    if (coro_handle{frame}.done()) contract_violation("a weft::task was awaited twice");
-    enter_child(h, frame, Catches);
+    enter_child(h, frame, owner, Catches);
   }
   WEFT_HOST_DEVICE auto await_resume() const {
     if constexpr (Catches) {
@@ -191,12 +211,15 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
   // False when the frame could not be allocated (or the task was moved from).
   WEFT_HOST_DEVICE bool valid() const noexcept { return frame_ != nullptr; }
   WEFT_HOST_DEVICE explicit operator bool() const noexcept { return valid(); }
+  // True once the task has run (awaited, spawned, or driven by run_inline): it cannot run
+  // again, and awaiting or spawning it again gives errc::already_taken.
+  WEFT_HOST_DEVICE bool started() const noexcept { return frame_ != nullptr && detail::already_entered(frame_); }
   // Why the task is not valid (errc::out_of_memory after a failed frame allocation).
   WEFT_HOST_DEVICE errc error() const noexcept { return frame_ ? errc{} : failed_; }
 
-  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() & noexcept { return {frame_, failed_}; }
-  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() && noexcept { return {frame_, failed_}; }
-  WEFT_HOST_DEVICE detail::task_awaiter<T, true> as_result() noexcept { return {frame_, failed_}; }
+  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() & noexcept { return {frame_, failed_, &frame_}; }
+  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() && noexcept { return {frame_, failed_, &frame_}; }
+  WEFT_HOST_DEVICE detail::task_awaiter<T, true> as_result() noexcept { return {frame_, failed_, &frame_}; }
 
   // Gives up ownership of the frame (spawn uses this to make it a root).
   WEFT_HOST_DEVICE void* release() noexcept {

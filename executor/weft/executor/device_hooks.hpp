@@ -461,10 +461,12 @@ __device__ inline void device_schedule(task_header* t) noexcept {
 // Destroying a suspended frame destroys the task objects in it, which destroy their
 // child frames, and so on: recursion as deep as the chain, and the device stack is
 // 1 KiB. So a lane that is already destroying defers nested destructions onto its own
-// list and drains it in a loop (the host does the same with a thread-local list).
+// list and drains it in a loop (the host does the same with a thread-local list). A
+// root's own chain is destroyed innermost first before it (destroy_frame_and_chain,
+// task_header.hpp), so that no child outlives the parent frame it may refer to.
 __device__ inline void device_destroy_frame(void* frame) noexcept {
   exec::device_sched* d = exec::g_device_sched;
-  if (d == nullptr) return coro_handle{frame}.destroy();  // run_inline kernels: shallow chains
+  if (d == nullptr) return destroy_frame_and_chain(frame);  // run_inline kernels: shallow chains
   const exec::worker_consts& k = exec::g_worker_consts;
   exec::lane_cache& lc = k.caches[k.tearing_down ? 0 : exec::current_lane_ids().global_lane];
   if (lc.destroying) {
@@ -473,10 +475,10 @@ __device__ inline void device_destroy_frame(void* frame) noexcept {
     return;
   }
   lc.destroying = 1;
-  coro_handle{frame}.destroy();
+  destroy_frame_and_chain(frame);
   while (void* f = lc.destroy_head) {
     lc.destroy_head = promise_of(f).continuation;
-    coro_handle{f}.destroy();
+    destroy_frame_and_chain(f);
   }
   lc.destroying = 0;
 }

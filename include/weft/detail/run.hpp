@@ -10,23 +10,32 @@ namespace weft::detail {
 
 enum class run_result : std::uint8_t { parked, yielded, completed, held };
 
-// Propagates t->failure from the innermost frame outwards. Each frame passed is
-// marked failed and left suspended (its owner destroys it). Stops at the first frame
-// whose parent awaited through try_await: the parent resumes and sees the error.
-// Returns false when no frame catches it: the root itself has failed.
+// Propagates t->failure from the innermost frame outwards. Each frame passed is marked
+// failed. Stops at the first frame whose parent awaited through try_await: the parent
+// resumes and reads the error from it, and that frame's owner destroys it later. Frames
+// below it (whose parents fail too) are read by nobody again: each is taken from its
+// owner and destroyed as the failure passes it, innermost first, as C++ unwinds frames
+// (task_header.hpp, "Destruction order of an await chain").
+// Returns false when no frame catches it: the root itself has failed (its frame kept for
+// its handle; `current` is the root again, with nothing below it).
 WEFT_HOST_DEVICE inline bool unwind_chain(task_header* t) noexcept {
   const errc e = t->failure;
   void* frame = t->current;
   for (;;) {
     promise_base& p = promise_of(frame);
     p.error = e;
-    if (p.continuation == nullptr) return false;
+    if (p.continuation == nullptr) {
+      t->current = frame;
+      return false;
+    }
     if (p.parent_catches) {
       t->current = p.continuation;
       t->failure = errc{};
       return true;
     }
-    frame = p.continuation;
+    void* parent = take_from_owner(frame);
+    destroy_frame(frame);
+    frame = parent;
   }
 }
 

@@ -121,7 +121,11 @@ inline constexpr std::uint32_t pinned = 1u << 7;  // constant: home != no_home (
 // twenty-first session); this one measured yield_many 6 % faster than before pinning.
 struct task_header {
   void* current = nullptr;          // innermost frame of the chain: resumed next
-  task_header* link = nullptr;      // intrusive link: inject queue, wait list, ready stack
+  union {
+    task_header* link = nullptr;    // a root: intrusive link (inject queue, wait list, ready stack)
+    void** owner_slot;              // a child frame (never a root, so `link` is free): the
+                                    // frame pointer of the task object that owns it (enter_child)
+  };
   void* sched = nullptr;            // the executor the task was spawned on (backend-specific)
   task_header* joiner = nullptr;    // valid while AWAITER is set
   task_header* reg_prev = nullptr;  // host registry of live roots (shutdown destroys them)
@@ -153,6 +157,40 @@ struct promise_base : task_header {
 
 WEFT_HOST_DEVICE inline promise_base& promise_of(void* frame) noexcept {
   return promise_base_of<promise_base>(frame);
+}
+
+// Destruction order of an await chain. C++ destroys a frame's awaited child (a task
+// object in the frame) before the frame's own locals, which the child may refer to (a
+// mutex it holds a guard of, a buffer). weft destroys nested frames from a list, in
+// constant stack (exec::destroy_frame_tree, device_destroy_frame), which would reverse
+// that for a chain: the parent first, then the child it held. So the frames a chain still
+// holds are taken from their owners and destroyed innermost first, before the frame that
+// holds them: a failed chain's frames as the failure passes them (unwind_chain), and a
+// started root's whole chain, whose innermost frame is the root's `current`, when the root
+// is destroyed (destroy_frame_and_chain). Other task objects in a frame (one never
+// awaited, or one whose await has ended) hold no chain below them.
+
+// Takes a child frame from the task object that owns it (which then owns nothing, so the
+// parent's destruction does not destroy the child again); returns the child's parent.
+WEFT_HOST_DEVICE inline void* take_from_owner(void* child) noexcept {
+  promise_base& p = promise_of(child);
+  *p.owner_slot = nullptr;
+  return p.continuation;
+}
+
+// Destroys `frame`; when it is a started root, first the frames its chain still holds
+// below it, innermost first (above). The caller is the backend's destroy loop: a
+// destruction nested in these goes onto its list, as before.
+WEFT_HOST_DEVICE inline void destroy_frame_and_chain(void* frame) noexcept {
+  promise_base& r = promise_of(frame);
+  if (r.root == &r) {
+    for (void* g = r.current; g != frame;) {
+      void* parent = take_from_owner(g);
+      coro_handle{g}.destroy();
+      g = parent;
+    }
+  }
+  coro_handle{frame}.destroy();
 }
 WEFT_HOST_DEVICE inline void* frame_of(task_header* root) noexcept {
   return coro_handle::from_promise(*static_cast<promise_base*>(root)).frame;
