@@ -153,7 +153,12 @@ host_executor::host_executor(const host_executor_config& cfg) {
     workers_.push_back(std::move(w));
   }
   idle_.reserve(n);  // park() never allocates under park_m_
-  for (auto& w : workers_) w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
+  try {
+    for (auto& w : workers_) w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
+  } catch (...) {  // a thread could not start (a process or memory limit): no destructor runs,
+    shutdown();    // so the threads that did start are stopped and joined here (step 3)
+    throw;
+  }
 }
 
 host_executor::~host_executor() { shutdown(); }

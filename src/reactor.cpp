@@ -73,8 +73,9 @@ std::unique_ptr<memory_ops> make_host_memory_ops() { return std::make_unique<hos
 reactor::reactor(const reactor_config& cfg, std::unique_ptr<memory_ops> mem) : cfg_(cfg), mem_(std::move(mem)) {
   if (cfg_.threads == 0 || cfg_.threads > 64)
     throw error(errc::invalid_argument, "weft: config::reactor_threads must be 1..64");
-  if (!is_pow2(cfg_.slots) || !is_pow2(cfg_.completions))
-    throw error(errc::invalid_argument, "weft: config::mailbox_slots must be a power of two >= 2");
+  if (!is_pow2(cfg_.slots) || !is_pow2(cfg_.completions) || cfg_.slots > max_mailbox_slots ||
+      cfg_.completions > max_mailbox_slots)
+    throw error(errc::invalid_argument, "weft: config::mailbox_slots must be a power of two in 2..2^20");
   try {  // a failed allocation frees what was made before it (no destructor runs)
     shared_.reserve(cfg_.threads);
     for (unsigned i = 0; i < cfg_.threads; ++i) {

@@ -107,6 +107,10 @@ using host_fn = std::function<std::uint64_t(std::span<const std::uint64_t>)>;
 
 class reactor_thread;
 
+// The largest request (and completion) ring per mailbox: 2^20 slots of a few hundred
+// bytes each, pinned (a bigger ring is a configuration error, not a wish).
+inline constexpr std::uint32_t max_mailbox_slots = 1u << 20;
+
 class reactor;
 // The reactor whose thread the caller is (a host function runs there), or nullptr.
 const reactor* current_reactor() noexcept;

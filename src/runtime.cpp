@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <system_error>
 
 #include "cuda_memory_ops.hpp"
 #include "reactor.hpp"
@@ -35,6 +36,16 @@ backend backend_from_env() {
   if (s == "host") return backend::host;
   if (s == "cuda") return backend::cuda;
   throw error(errc::invalid_argument, "weft: WEFT_BACKEND must be 'host' or 'cuda', got '" + s + "'");
+}
+
+// CUDA devices present (0 without CUDA, or when the count fails).
+int gpus_present() {
+#if WEFT_WITH_CUDA
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+#else
+  return 0;
+#endif
 }
 
 // True when a CUDA device is usable here (for backend::automatic).
@@ -67,6 +78,27 @@ bool cuda_usable(int device) {
 #endif
 }
 
+bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// Rejects a configuration no backend can run as asked, before anything is made, with
+// the field named. (The reactor checks its own fields; the bounds here are documented in
+// runtime.hpp, config.)
+void validate(const config& c, backend kind) {
+  auto bad = [](const std::string& what) { throw error(errc::invalid_argument, "weft: config::" + what); };
+  if (c.device < 0) bad("device must be a CUDA device ordinal >= 0, got " + std::to_string(c.device));
+  if (c.frame_pool_bytes > exec::max_frame_pool_bytes) bad("frame_pool_bytes must be under 256 GiB");
+  if (c.frame_allocator == nullptr && c.frame_pool_bytes < exec::size_class_pool::min_block)
+    bad("frame_pool_bytes is smaller than one frame block");
+  if (!is_pow2(c.local_queue_capacity) || c.local_queue_capacity < 2 || c.local_queue_capacity > 8192)
+    bad("local_queue_capacity must be a power of two in 2..8192, got " + std::to_string(c.local_queue_capacity));
+  if (c.inject_capacity == 0 || c.inject_capacity > (1u << 30))
+    bad("inject_capacity must be in 1..2^30, got " + std::to_string(c.inject_capacity));
+  if (c.park_max_ns < min_park_max_ns || c.park_max_ns > max_park_max_ns)
+    bad("park_max_ns must be in 256..1000000 (a worker's first nap is 256 ns), got " + std::to_string(c.park_max_ns));
+  if (kind == backend::host && c.workers > max_host_workers)
+    bad("workers must be at most " + std::to_string(max_host_workers) + " host threads, got " + std::to_string(c.workers));
+}
+
 }  // namespace
 
 bool detail::on_runtime_thread() noexcept {
@@ -77,13 +109,14 @@ runtime::runtime() : runtime(config{}) {}
 
 runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   backend kind = cfg.kind == backend::automatic ? backend_from_env() : cfg.kind;
-  if (kind == backend::automatic) kind = cuda_usable(cfg.device) ? backend::cuda : backend::host;
-  if (kind == backend::cuda && cfg.frame_pool_bytes > exec::max_frame_pool_bytes)  // before the GPU is looked at
-    throw error(errc::invalid_argument,
-                "weft: config::frame_pool_bytes is 256 GiB or more, past the cuda backend's frame pool limit");
+  validate(cfg, kind);  // before the GPU is looked at
+  if (kind == backend::automatic) {
+    if (gpus_present() > 0 && cfg.device >= gpus_present())  // a GPU asked for that is not there
+      cuda_unavailable(cfg.device);
+    kind = cuda_usable(cfg.device) ? backend::cuda : backend::host;
+    validate(cfg, kind);  // (host: its own bounds)
+  }
   if (kind == backend::cuda && !cuda_usable(cfg.device)) cuda_unavailable(cfg.device);
-  if (cfg.frame_allocator == nullptr && cfg.frame_pool_bytes < exec::size_class_pool::min_block)
-    throw error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
   impl_->kind = kind;
   rt::reactor_config rc;
   rc.threads = cfg.reactor_threads;
@@ -115,7 +148,14 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   hc.frame_pool_bytes = cfg.frame_pool_bytes;
   hc.user_allocator = cfg.frame_allocator;
   impl_->io = std::make_unique<rt::reactor>(rc, rt::make_host_memory_ops());
-  impl_->host = std::make_unique<exec::host_executor>(hc);
+  try {  // (the executor joins the threads it started before this sees its failure)
+    impl_->host = std::make_unique<exec::host_executor>(hc);
+  } catch (const std::system_error& e) {
+    throw error(errc::backend_unavailable,
+                std::string("weft: the host backend could not start its worker threads: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    throw error(errc::out_of_memory, "weft: the host backend could not allocate its workers");
+  }
   impl_->host->set_io(impl_->io->host_link());
   impl_->io->start();
 }

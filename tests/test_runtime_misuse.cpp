@@ -11,6 +11,9 @@
 #include <csignal>
 #include <cstdint>
 #include <string>
+#include <functional>
+#include <fstream>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -235,5 +238,86 @@ TEST_CASE("shutdown called from one of the runtime's own threads stops the proce
     REQUIRE(text.find("runtime::shutdown (or ~runtime) called on one of the runtime's own threads") !=
             std::string::npos);
   }
+#endif
+}
+
+TEST_CASE("a configuration outside its documented bounds is refused with invalid_argument naming the field",
+          "[runtime]") {
+  struct bad_case {
+    const char* field;
+    std::function<void(weft::config&)> set;
+  };
+  const bad_case cases[] = {
+      {"device", [](weft::config& c) { c.device = -1; }},
+      {"frame_pool_bytes", [](weft::config& c) { c.frame_pool_bytes = ~std::size_t{0}; }},  // "-1: unlimited"
+      {"frame_pool_bytes", [](weft::config& c) { c.frame_pool_bytes = 1; }},
+      {"local_queue_capacity", [](weft::config& c) { c.local_queue_capacity = 0; }},
+      {"local_queue_capacity", [](weft::config& c) { c.local_queue_capacity = 100; }},
+      {"local_queue_capacity", [](weft::config& c) { c.local_queue_capacity = 1u << 14; }},
+      {"inject_capacity", [](weft::config& c) { c.inject_capacity = 0; }},
+      {"park_max_ns", [](weft::config& c) { c.park_max_ns = 0; }},
+      {"park_max_ns", [](weft::config& c) { c.park_max_ns = 2'000'000'000u; }},
+      {"workers", [](weft::config& c) { c.workers = ~0u; }},
+      {"mailbox_slots", [](weft::config& c) { c.mailbox_slots = 1u << 31; }},
+      {"mailbox_slots", [](weft::config& c) { c.mailbox_slots = 3; }},
+      {"reactor_threads", [](weft::config& c) { c.reactor_threads = 0; }},
+  };
+  for (const bad_case& b : cases) {
+    weft::config c = weft_test::host_config(2);
+    b.set(c);
+    INFO("field " << b.field);
+    try {
+      weft::runtime rt(c);
+      FAIL("accepted");
+    } catch (const weft::error& e) {
+      CHECK(e.code() == weft::errc::invalid_argument);
+      CHECK(std::string(e.what()).find(b.field) != std::string::npos);
+    }
+  }
+  weft::config edge = weft_test::host_config(2);  // the bounds themselves are accepted
+  edge.local_queue_capacity = 8192;
+  edge.park_max_ns = weft::min_park_max_ns;
+  edge.mailbox_slots = 2;
+  weft::runtime rt(edge);
+  REQUIRE(rt.block_on(echo, 11) == 11);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define WEFT_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define WEFT_TEST_SANITIZED 1
+#endif
+#endif
+
+TEST_CASE("a host runtime whose worker threads cannot all start throws backend_unavailable, having joined the rest",
+          "[runtime][executor]") {
+#if defined(WEFT_TEST_SANITIZED) || WEFT_DEVICE_PASS
+  SUCCEED("an address-space limit cannot be set under a sanitizer's shadow memory");
+#else
+  // In a child: an address-space limit a little above what the process maps now, so that
+  // the reactor's threads start but a few of the 64 workers' stacks (8 MiB each) do not.
+  auto [status, text] = run_in_child([] {
+    std::size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+    const rlimit lim{now + (96u << 20), now + (96u << 20)};
+    if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(3);
+    weft::config c = weft_test::host_config(64);
+    c.frame_pool_bytes = 1u << 20;
+    try {
+      weft::runtime rt(c);
+      ::_exit(4);  // every thread started: the limit was too loose to test anything
+    } catch (const weft::error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(e.code() == weft::errc::backend_unavailable ? 0 : 5);
+    } catch (...) {
+      ::_exit(6);
+    }
+  });
+  INFO(text);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(text.find("could not start its worker threads") != std::string::npos);
 #endif
 }

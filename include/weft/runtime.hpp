@@ -44,23 +44,33 @@ namespace weft {
 
 enum class backend { automatic, host, cuda };
 
+// The runtime's constructor rejects values outside the bounds given below with
+// weft::error(errc::invalid_argument), naming the field; it changes none silently (but
+// for the cuda backend's rings of at least 64 cells).
+inline constexpr unsigned max_host_workers = 4096;
+inline constexpr std::uint32_t min_park_max_ns = 256, max_park_max_ns = 1'000'000;
+
 struct config {
   backend kind = backend::automatic;
-  int device = 0;                            // CUDA device ordinal (cuda backend)
-  unsigned workers = 0;                      // host: threads (0: one per core); cuda: worker
-                                             // warps (0: every warp slot of the GPU)
-  std::size_t frame_pool_bytes = 256u << 20; // size-class pool arena
-  std::uint32_t local_queue_capacity = 256;  // per-worker ring (power of two, <= 8192)
-  std::uint32_t inject_capacity = 1u << 20;  // cuda: global inject queue (all shards)
+  int device = 0;                            // CUDA device ordinal (cuda backend), >= 0; with
+                                             // automatic, one past the GPUs present is an error
+  unsigned workers = 0;                      // host: threads (0: one per core; at most
+                                             // max_host_workers); cuda: worker warps (0, or
+                                             // more than fit: every warp slot of the GPU)
+  std::size_t frame_pool_bytes = 256u << 20; // size-class pool arena (one block .. under 256 GiB)
+  std::uint32_t local_queue_capacity = 256;  // per-worker ring (power of two, 2..8192; cuda
+                                             // rounds it up to 64)
+  std::uint32_t inject_capacity = 1u << 20;  // cuda: global inject queue (all shards; 1..2^30)
   std::uint32_t park_max_ns = 10000;         // cuda: longest nap of an idle worker warp (a
                                              // wake-up that needs it waits up to this long;
-                                             // 100 us until the thirty-first session)
+                                             // 256..1,000,000; 100 us until the thirty-first
+                                             // session)
   std::uint32_t timer_capacity = 1u << 16;   // cuda: tasks in sleep_for at once (more: queue_full)
   weft::frame_allocator* frame_allocator = nullptr;  // replaces the pool when set (host)
   // The host reactor (io::, host_call, net::; docs/mailbox.md)
   unsigned reactor_threads = 2;              // one mailbox each; thread 0 runs the sockets
-  std::uint32_t mailbox_slots = 1024;        // request ring per mailbox (power of two; the
-                                             // completion ring has as many)
+  std::uint32_t mailbox_slots = 1024;        // request ring per mailbox (power of two, 2..2^20;
+                                             // the completion ring has as many)
   std::uint32_t reactor_spin_ns = 50000;     // a reactor thread spins this long after work
   std::uint32_t reactor_max_sleep_ns = 50000;  // then sleeps at most this long: the bound on
                                                // its wake-up latency when idle
@@ -343,12 +353,17 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn_root(std::uint32_t 
   static_assert(std::is_void_v<T> || std::is_trivially_copyable_v<T>,
                 "spawn/block_on: the root task's value must be trivially copyable (it crosses to the host)");
   static_assert((std::is_trivially_copyable_v<Args> && ...), "spawn/block_on: arguments must be trivially copyable");
+  // Checked in every build, so that code that builds for the host backend builds for the
+  // GPU too (only the payload's packed size is checked in CUDA translation units alone).
+  using F0 = std::remove_cvref_t<F>;
+  static_assert(!std::is_pointer_v<F0> && !std::is_function_v<F0> && !std::is_member_pointer_v<F0>,
+                "spawn/block_on: fn must be a WEFT_HOST_DEVICE callable object (a lambda, a functor): a function "
+                "pointer is a host address, meaningless on the GPU");
+  static_assert(std::is_trivially_copyable_v<F0>, "spawn/block_on: fn must be trivially copyable (it is copied to the GPU)");
+  static_assert(std::is_void_v<T> || sizeof(T) <= exec::completion_value_bytes, "spawn/block_on: the value is too large");
   host_handle<T> h;
   if (exec::device_runtime* dev = device()) {
 #if WEFT_CUDA_COMPILE
-    using F0 = std::remove_cvref_t<F>;
-    static_assert(std::is_trivially_copyable_v<F0>, "spawn/block_on: fn must be trivially copyable (it is copied to the GPU)");
-    static_assert(std::is_void_v<T> || sizeof(T) <= exec::completion_value_bytes, "spawn/block_on: the value is too large");
     const exec::packed<F0, Args...> payload{fn, {args...}};
     static_assert(sizeof(payload) <= exec::submission_payload_bytes, "spawn/block_on: fn and args are too large");
     // Stopped, faulted, or another translation unit's kernel (device_program.hpp): said

@@ -151,6 +151,8 @@ class root_registry {
 
 class host_executor {
  public:
+  // Throws std::system_error when a worker thread cannot start (the threads that did are
+  // joined first), std::bad_alloc when the workers cannot be allocated.
   explicit host_executor(const host_executor_config& cfg);
   ~host_executor();
   host_executor(const host_executor&) = delete;
