@@ -23,7 +23,7 @@ struct runtime::impl {
   std::unique_ptr<rt::reactor> io;  // declared first: destroyed after the executors
   std::unique_ptr<exec::host_executor> host;
 #if WEFT_WITH_CUDA
-  std::unique_ptr<exec::device_runtime> dev;
+  std::shared_ptr<exec::device_runtime> dev;  // shared with host handles that outlive the runtime
 #endif
 };
 
@@ -137,7 +137,7 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
     dc.park_max_ns = cfg.park_max_ns;
     dc.timer_capacity = cfg.timer_capacity;
     dc.mailboxes = impl_->io->shared();
-    impl_->dev = std::make_unique<exec::device_runtime>(dc);
+    impl_->dev = std::make_shared<exec::device_runtime>(dc);
     impl_->io->start();
     return;
   }
@@ -200,6 +200,14 @@ void runtime::shutdown_steps() noexcept {
 
 exec::host_executor* runtime::host_executor_() noexcept {
   return impl_->host.get();  // a stopping executor refuses the root with shutting_down
+}
+
+std::shared_ptr<exec::device_runtime> runtime::device_shared() noexcept {
+#if WEFT_WITH_CUDA
+  return impl_->dev;
+#else
+  return nullptr;
+#endif
 }
 
 exec::device_runtime* runtime::device() noexcept {

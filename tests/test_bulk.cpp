@@ -491,3 +491,29 @@ TEST_CASE("tasks awaiting bulk steps and tasks that yield share the workers and 
   REQUIRE(wrong == 0);
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
 }
+
+TEST_CASE("warps with no chunk left to take nap while a bulk job's last chunk runs, instead of spinning", "[bulk]") {
+  weft::runtime rt(any_backend_config());
+  if (rt.device() == nullptr) {
+    SUCCEED("the host backend's threads wait on a condition variable");
+    return;
+  }
+  const auto before = stats_once_started(rt);
+  // Index 0 runs 20 ms; every other chunk is done in microseconds. The job stays on the
+  // board (bulk_active) until index 0 ends, while no chunk is left to take.
+  auto slow_first = [] WEFT_HOST_DEVICE(std::size_t n) -> weft::task<int> {
+    co_await weft::bulk(n, [] WEFT_HOST_DEVICE(std::size_t i) {
+      if (i != 0) return;
+      const std::uint64_t start = weft::detail::now_ns();
+      while (weft::detail::now_ns() - start < 20'000'000) {
+      }
+    });
+    co_return 1;
+  };
+  REQUIRE(rt.block_on(slow_first, std::size_t{1} << 16) == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto after = rt.device()->stats();
+  const double per_warp = double(after.parks - before.parks) / rt.workers();
+  INFO("parks per worker warp over ~40 ms: " << per_warp << " (naps of up to 1 ms each: ~40 expected)");
+  REQUIRE(per_warp < 400);  // leaving every nap at once for the job's 20 ms made thousands
+}

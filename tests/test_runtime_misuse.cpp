@@ -321,3 +321,22 @@ TEST_CASE("a host runtime whose worker threads cannot all start throws backend_u
   REQUIRE(text.find("could not start its worker threads") != std::string::npos);
 #endif
 }
+
+TEST_CASE("a host handle that outlives its runtime reports the value of a root that finished, and shutting_down for "
+          "one the shutdown destroyed",
+          "[runtime]") {
+  weft::host_handle<int> stuck, finished;
+  {
+    weft::runtime rt(weft_test::any_backend_config());
+    stuck = rt.spawn(parked);
+    finished = rt.spawn(echo, 8);
+    REQUIRE(finished.valid());
+    REQUIRE(weft_test::wait_for_value([&] { return finished.is_ready(); }, true, std::chrono::seconds(10)));
+    REQUIRE_FALSE(stuck.is_ready());
+  }  // the runtime goes first: shutdown destroys the parked root
+  REQUIRE(stuck.is_ready());
+  auto r = stuck.try_get();
+  REQUIRE_FALSE(r);
+  REQUIRE(r.error() == weft::errc::shutting_down);
+  REQUIRE(finished.get() == 8);
+}

@@ -174,7 +174,10 @@ task<void> host_root_task(host_box_guard<T> guard, F f, Args... args) {
 // The host's handle to a root started by runtime::spawn. get() waits for the root and
 // returns its value (throws weft::error on failure); try_get() returns it as a result.
 // Both take the value: a second call reports errc::already_taken. Dropping the handle
-// detaches the root, which runs to completion. A handle must not outlive its runtime.
+// detaches the root, which runs to completion. A handle may outlive its runtime: it keeps
+// what it reads alive (the host box, or on the cuda backend the executor's completion
+// records), and reports the value of a root that finished, or errc::shutting_down for one
+// that the runtime's shutdown destroyed.
 // On a runtime's own thread (task code on a host worker, a host function on a reactor
 // thread: detail::on_runtime_thread) an unfinished root is not waited for: errc::would_block,
 // and the handle keeps the root (a later call, or is_ready(), may find it done).
@@ -187,10 +190,9 @@ class host_handle {
     if (this != &o) {
       reset();
       box_ = std::move(o.box_);
-      dev_ = o.dev_;
+      dev_ = std::move(o.dev_);
       rec_ = o.rec_;
       failed_ = o.failed_;
-      o.dev_ = nullptr;
       o.rec_ = nullptr;
       o.failed_ = errc::already_taken;
     }
@@ -236,14 +238,14 @@ class host_handle {
   void reset() noexcept {
     if (rec_ != nullptr) dev_->release(rec_);
     box_.reset();  // the root runs on; it finishes into a box nobody reads
-    dev_ = nullptr;
+    dev_.reset();
     rec_ = nullptr;
     failed_ = errc::already_taken;
   }
 
-  std::shared_ptr<detail::host_box<T>> box_;  // host backend
-  exec::device_runtime* dev_ = nullptr;       // cuda backend
-  exec::host_completion* rec_ = nullptr;
+  std::shared_ptr<detail::host_box<T>> box_;      // host backend
+  std::shared_ptr<exec::device_runtime> dev_;     // cuda backend: outlives the runtime if need be
+  exec::host_completion* rec_ = nullptr;          // (freed with the device_runtime, not at shutdown)
   errc failed_ = errc::invalid_argument;
 };
 
@@ -339,6 +341,7 @@ class runtime {
   template <class F, class... Args>
   host_handle<detail::root_value_t<F, Args...>> spawn_root(std::uint32_t home, F&& fn, Args... args);
   exec::host_executor* host_executor_() noexcept;
+  std::shared_ptr<exec::device_runtime> device_shared() noexcept;  // what a handle keeps
   void shutdown_steps() noexcept;
   std::string fault_suffix() const;
   struct impl;
@@ -378,7 +381,7 @@ host_handle<detail::root_value_t<F, Args...>> runtime::spawn_root(std::uint32_t 
         exec::create_fn_address<T, F0, Args...>(dev->cu_context(), dev->ordinal(), dev->side_stream());
     const errc e = dev->submit(&exec::this_tu_program, create, &payload, sizeof(payload), home, &h.rec_);
     if (e != errc{}) h.failed_ = e;
-    else h.dev_ = dev;
+    else h.dev_ = device_shared();
 #else
     h.failed_ = errc::backend_unavailable;  // this translation unit was not compiled as CUDA
 #endif

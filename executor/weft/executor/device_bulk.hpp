@@ -44,6 +44,14 @@
 //   remaining  chunks not finished; fetch_sub(1) (acq_rel) after each chunk. The warp
 //              that takes it to 0 closes the slot and wakes the waiter.
 //   bulk_active  occupied slots, so that warps skip the board with one load when idle.
+//   bulk_published  jobs published so far: each look at the board (help_bulk) records it
+//              first (staging_area::bulk_seen), and a parked warp leaves its nap when it
+//              moves. Not bulk_active: a job stays active until its last chunk *ends*, so
+//              while the last chunks run every parked warp would leave its nap at once,
+//              find no open chunk, and park again, in a loop of device-scope RMWs and
+//              fences that took bandwidth from those very chunks. A job published before
+//              the recorded count was seen by the look that recorded it (its chunks
+//              taken, or none open), and find_work looks once more before it parks.
 // The inline protocol (one warp; shared memory, the warp's staging area):
 //   lone        lane 0 writes lone_batch_key before a batch of exactly one task while
 //               the trip has inline jobs left (and 0 before any other batch), then
@@ -117,6 +125,7 @@ __device__ inline int publish_bulk_lane0(device_sched& d, const detail::bulk_job
     detail::device_atomic<std::uint32_t>(s.remaining).store(chunks, detail::mo_relaxed);
     claim_of(s).store(std::uint64_t{chunks} << 32, detail::mo_release);  // publication
     detail::device_atomic<std::uint32_t>(d.bulk_active).fetch_add(1, detail::mo_relaxed);
+    detail::device_atomic<std::uint32_t>(d.bulk_published).fetch_add(1, detail::mo_relaxed);
     notify_many(d, chunks - 1 < 64 ? chunks - 1 : 64);
     return static_cast<int>(i);
   }
@@ -140,10 +149,13 @@ __device__ inline bool slot_open(device_sched& d, std::uint32_t i) noexcept {
 }
 
 // Warp-collective: takes and runs chunks from the board, up to bulk_claims_per_trip.
-// Returns true when it ran any.
-__device__ inline bool help_bulk(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
+// Returns true when it ran any. Records bulk_published first (st.bulk_seen: see above).
+__device__ inline bool help_bulk(device_sched& d, staging_area& st, std::uint32_t id, std::uint32_t lane) noexcept {
   std::uint32_t active = 0;
-  if (lane == 0) active = detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed);
+  if (lane == 0) {
+    st.bulk_seen = detail::device_atomic<std::uint32_t>(d.bulk_published).load(detail::mo_relaxed);
+    active = detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed);
+  }
   if (__shfl_sync(full_mask, active, 0) == 0) return false;
   static_assert(bulk_board_slots == 2 * WEFT_WARP_SIZE, "help_bulk looks at two slots per lane");
   bool ran = false;

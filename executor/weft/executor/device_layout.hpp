@@ -121,7 +121,7 @@ struct worker_stats {
   std::uint64_t stolen;      // tasks taken from other workers
   std::uint64_t injected;    // tasks taken from the inject queue
   std::uint64_t parks;       // times the warp parked
-  std::uint64_t napped_ns;   // sum of its naps while parked (idle time)
+  std::uint64_t napped_ns;   // time parked, by %globaltimer (idle time; with the nap loop's looks)
   std::uint64_t spawned;     // roots submitted by this warp's lanes
   std::uint64_t destroyed;   // roots destroyed by this warp's lanes
   std::uint64_t inline_bulk;  // bulk jobs a lone task ran on its warp's idle lanes (device_bulk.hpp)
@@ -191,6 +191,8 @@ struct staging_area {
   std::uint64_t claim_head;       //   acquired then
   std::uint32_t reclaim_seen;     // the pool's reclaim_epoch when this warp last flushed its
                                   // lanes' frame caches (device_frames.hpp, reclaim)
+  std::uint32_t bulk_seen;        // bulk_published as this warp's last look at the board
+                                  // (help_bulk) read it
   detail::task_header* slots[staging_capacity];
   detail::bulk_job* bulk_jobs[WEFT_WARP_SIZE];  // one per lane at most: posting parks the task
   worker_stats stats;  // lane 0's running counts (shared memory, not registers)
@@ -278,6 +280,8 @@ struct device_sched {
   std::uint32_t fault;              // the first contract violation's code (0: none)
   std::uint64_t submissions_seen;   // the host poller's next ticket (worker 0, lane 0)
   alignas(128) std::uint32_t bulk_active;  // occupied bulk board slots: warps skip the board while it is 0
+  std::uint32_t bulk_published;            // board jobs published so far (wraps): a napping warp
+                                           // leaves its nap when it moves (device_bulk.hpp)
   // ---- the frame pool's carve pointer
   alignas(128) std::uint64_t carved;
   // ---- the frame pool's reclaim requests (device_frames.hpp, reclaim)

@@ -196,7 +196,7 @@ __device__ inline bool share_wanted_elsewhere(device_sched& d, const staging_are
   const std::uint64_t head = detail::device_atomic<std::uint64_t>(home.head).load(detail::mo_relaxed);
   const std::uint64_t pinned = detail::device_atomic<std::uint64_t>(d.workers[id].inbox).load(detail::mo_relaxed);
   return pinned != 0 || detail::device_atomic<std::uint32_t>(d.stop).load(detail::mo_relaxed) != 0 ||
-         detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed) != 0 ||
+         detail::device_atomic<std::uint32_t>(d.bulk_published).load(detail::mo_relaxed) != st.bulk_seen ||
          detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed) != st.reclaim_seen ||
          st.count != 0 || tail > head;
 }

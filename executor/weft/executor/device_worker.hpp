@@ -418,7 +418,9 @@ inline constexpr std::uint32_t home_park_max_ns = 2000;
 inline constexpr std::uint32_t host_poll_max_ns = 1000;
 
 // Lane 0 naps until woken (after register_sleeper); `true` when a wake token (not a
-// timeout) ended the nap, or `woke` was already true.
+// timeout) ended the nap, or `woke` was already true. The nap ends within about 1 ms by
+// %globaltimer (then find_work looks round once): a count of the naps asked for would
+// miss sleeps that run long, and the looks between them (worker 0's, ~5 us each).
 __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   device_sched& d = c.d;
   detail::device_atomic<std::uint32_t> sleepers(d.sleepers), tokens(d.wake_tokens), stop(d.stop);
@@ -427,7 +429,9 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
   const bool home = detail::device_atomic<std::uint32_t>(c.w.pinned_live).load(detail::mo_relaxed) != 0;
   // Worker 0 polls the host on each nap (host_poll_max_ns); park_max_ns bounds every nap.
   const std::uint32_t cap = min(c.id == 0 ? host_poll_max_ns : home ? home_park_max_ns : d.park_max_ns, d.park_max_ns);
-  std::uint32_t ns = 256, slept = 0;
+  std::uint32_t ns = 256;
+  const std::uint64_t start = globaltimer_ns();
+  std::uint64_t slept = 0;
   while (!woke && !stop.load(detail::mo_relaxed) && slept < 1000000) {
     std::uint32_t tk = tokens.load(detail::mo_relaxed);
     if (tk != 0 && tokens.compare_exchange_strong(tk, tk - 1, detail::mo_acq_rel, detail::mo_relaxed)) woke = true;
@@ -436,13 +440,14 @@ __device__ inline bool park_lane0(worker_ctx& c, bool woke) noexcept {
     poll_timers(d);
     if (c.st.count != 0) break;  // the poller created a root or woke a sleeper here
     if (c.id == 0 && io_inflight(d)) break;  // a request was posted: worker 0 drains, not naps
-    if (detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed)) break;  // bulk chunks to take
+    if (detail::device_atomic<std::uint32_t>(d.bulk_published).load(detail::mo_relaxed) != c.st.bulk_seen)
+      break;  // a bulk job published since the last look at the board: chunks to take
     if (share_calls(c.id)) break;  // a blockmate's lone task hands out its inline jobs
     if (detail::device_atomic<std::uint64_t>(c.w.inbox).load(detail::mo_relaxed) != 0) break;  // pinned here
     if (detail::device_atomic<std::uint32_t>(d.reclaim_epoch).load(detail::mo_relaxed) != c.st.reclaim_seen)
       break;  // a lane found the frame pool dry: flush the caches (worker_loop)
     __nanosleep(ns);
-    slept += ns;
+    slept = globaltimer_ns() - start;
     ns = ns * 2 > cap ? cap : ns * 2;
   }
   sleepers.fetch_sub(1, detail::mo_relaxed);
@@ -530,6 +535,9 @@ __device__ inline detail::task_header* find_work(worker_ctx& c, std::uint32_t* n
     end_search(c, found);
     if (found) return nullptr;
   }
+  // A last look at the bulk board, which also records what the nap compares with
+  // (bulk_published, device_bulk.hpp): one load when no job is active.
+  if (help_bulk(c.d, c.st, c.id, c.lane)) return nullptr;
   const bool seen = register_sleeper(c);
   int woke = 0;
   if (c.lane == 0) woke = park_lane0(c, seen);
@@ -658,7 +666,7 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     }
     // Bulk chunks first (tasks await them): every 4th trip while busy (the board word
     // is one more L2 load per batch), every trip after an empty one.
-    const bool helped = ((beat & 3) == 0 || idle_last) && help_bulk(d, id, lane);
+    const bool helped = ((beat & 3) == 0 || idle_last) && help_bulk(d, c.st, id, lane);
     std::uint32_t n = 0;
     detail::task_header* t = gather(c, beat, &n);
     if (n == 0) {
