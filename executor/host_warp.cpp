@@ -16,14 +16,20 @@
 //     collective of the same kind; anything else (a collective reached by only some
 //     lanes, two kinds at once) is a contract violation, reported, not guessed at.
 // Threading: one warp runs on one thread from start to end, so no atomics are needed.
+// Stacks: each lane runs on a 256 KiB stack with a guard page below it (a lane that
+// overflows it faults at once instead of writing over the heap), mapped on a thread's
+// first warp job and kept in a per-thread pool of 32 for its later ones (a warp job used
+// to malloc and free 32 stacks). A thread that cannot map them stops with a contract
+// violation saying so, not with an exception out of noexcept code.
 // Sanitizers: the fibers' stacks are announced to AddressSanitizer around each switch
 // (__sanitizer_start/finish_switch_fiber) so that it does not mistake them for overflows.
 #include <boost/context/fiber.hpp>
-#include <boost/context/fixedsize_stack.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
 
 #include <array>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "weft/warp.hpp"
 
@@ -65,15 +71,35 @@ struct warp_emu {
 
 namespace {
 
-// fixedsize_stack that remembers where it put the stack (for ASan's switch notes).
+// This thread's lane stacks not in use (see "Stacks" above), freed when the thread ends.
+struct lane_stack_pool {
+  ctx::protected_fixedsize_stack maker{lane_stack_bytes};
+  std::vector<ctx::stack_context> free;
+  lane_stack_pool() { free.reserve(WEFT_WARP_SIZE); }
+  ~lane_stack_pool() {
+    for (ctx::stack_context& s : free) maker.deallocate(s);
+  }
+};
+thread_local lane_stack_pool t_lane_stacks;
+
+// A stack from the pool that remembers where it is (for ASan's switch notes).
 struct recorded_stack {
-  ctx::fixedsize_stack inner;
   ctx::stack_context* record;
   ctx::stack_context allocate() {
-    *record = inner.allocate();
+    lane_stack_pool& p = t_lane_stacks;
+    if (p.free.empty()) {
+      try {
+        *record = p.maker.allocate();
+      } catch (...) {
+        contract_violation("bulk_warps on the host backend: could not map a lane's 256 KiB fiber stack");
+      }
+    } else {
+      *record = p.free.back();
+      p.free.pop_back();
+    }
     return *record;
   }
-  void deallocate(ctx::stack_context& sc) noexcept { inner.deallocate(sc); }
+  void deallocate(ctx::stack_context& sc) noexcept { t_lane_stacks.free.push_back(sc); }  // (reserved: no throw)
 };
 
 // Switch from a lane back to the driver, and later back again (ASan told both times).
@@ -147,7 +173,7 @@ void host_run_warp(void (*body)(void* arg, std::uint32_t lane, warp_emu* e), voi
   warp_emu emu;
   warp_emu* e = &emu;
   for (std::uint32_t l = 0; l < WEFT_WARP_SIZE; ++l) {
-    e->lanes[l] = ctx::fiber(std::allocator_arg, recorded_stack{ctx::fixedsize_stack(lane_stack_bytes), &e->stacks[l]}, [e, l, body, arg](ctx::fiber&& driver) {
+    e->lanes[l] = ctx::fiber(std::allocator_arg, recorded_stack{&e->stacks[l]}, [e, l, body, arg](ctx::fiber&& driver) {
 #if WEFT_ASAN_FIBERS
       __sanitizer_finish_switch_fiber(nullptr, &e->driver_bottom, &e->driver_size);
 #endif

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
+#include <memory>
 #include <string>
+#include <type_traits>
 
 #include <weft/result.hpp>
 
@@ -48,4 +50,18 @@ TEST_CASE("every error code has a distinct message", "[result]") {
     for (errc b : all)
       if (a != b) REQUIRE(std::string(weft::to_string(a)) != weft::to_string(b));
   }
+}
+
+TEST_CASE("a result of a move-only type moves but does not copy, and value_or takes its value from an rvalue",
+          "[result]") {
+  static_assert(!std::is_copy_constructible_v<weft::result<std::unique_ptr<int>>>);
+  static_assert(!std::is_copy_assignable_v<weft::result<std::unique_ptr<int>>>);
+  static_assert(std::is_move_constructible_v<weft::result<std::unique_ptr<int>>>);
+  static_assert(std::is_copy_constructible_v<weft::result<std::string>>);
+  weft::result<std::unique_ptr<int>> r(std::make_unique<int>(4));
+  std::unique_ptr<int> p = std::move(r).value_or(nullptr);
+  REQUIRE(p != nullptr);
+  REQUIRE(*p == 4);
+  weft::result<std::unique_ptr<int>> e(weft::unexpected(weft::errc::closed));
+  REQUIRE(std::move(e).value_or(nullptr) == nullptr);
 }

@@ -15,9 +15,13 @@
 namespace weft {
 
 // The error side of a result; weft::unexpected(errc::out_of_memory) converts to any result<T>.
+// errc{} (zero) is no error (errc.hpp): unexpected(errc{}) is a contract violation (it
+// would be an error for result<T> and a success for result<void>).
 class unexpected {
  public:
-  WEFT_HOST_DEVICE constexpr explicit unexpected(errc e) noexcept : error_(e) {}
+  WEFT_HOST_DEVICE constexpr explicit unexpected(errc e) noexcept : error_(e) {
+    if (e == errc{}) detail::contract_violation("weft::unexpected(errc{}): zero is no error");
+  }
   WEFT_HOST_DEVICE constexpr errc error() const noexcept { return error_; }
 
  private:
@@ -44,7 +48,9 @@ class [[nodiscard]] result {
   }
   WEFT_HOST_DEVICE result(unexpected u) noexcept : error_(u.error()), has_(false) {}
 
-  WEFT_HOST_DEVICE result(const result& o) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_(o.has_) {
+  WEFT_HOST_DEVICE result(const result& o) noexcept(std::is_nothrow_copy_constructible_v<T>)
+    requires std::is_copy_constructible_v<T>
+      : has_(o.has_) {
     if (has_) ::new (static_cast<void*>(&value_)) T(o.value_);
     else error_ = o.error_;
   }
@@ -52,7 +58,9 @@ class [[nodiscard]] result {
     if (has_) ::new (static_cast<void*>(&value_)) T(std::move(o.value_));
     else error_ = o.error_;
   }
-  WEFT_HOST_DEVICE result& operator=(const result& o) {
+  WEFT_HOST_DEVICE result& operator=(const result& o)
+    requires std::is_copy_constructible_v<T>
+  {
     if (this != &o) { destroy(); construct_from(o); }
     return *this;
   }
@@ -82,6 +90,10 @@ class [[nodiscard]] result {
   template <class U>
   WEFT_HOST_DEVICE T value_or(U&& fallback) const& {
     return has_ ? value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <class U>
+  WEFT_HOST_DEVICE T value_or(U&& fallback) && {
+    return has_ ? std::move(value_) : static_cast<T>(std::forward<U>(fallback));
   }
 
  private:

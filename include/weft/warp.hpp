@@ -16,6 +16,10 @@
 // backends, so floating-point results are the same bits on the host and the GPU.
 // Calling a collective from only some lanes is a contract violation on the host (on
 // the GPU it is undefined, as in CUDA).
+// Lanes talk to each other only through these collectives. A lane that spins on a flag
+// another lane of its warp sets works on the GPU (independent thread scheduling) but
+// never ends on the host, where a lane runs until its next collective before the next
+// lane starts. A lane's stack on the host is 256 KiB, with a guard page below it.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -72,7 +76,9 @@ class warp_ctx {
 #endif
   }
   // op folded over the 32 lanes' v, in a butterfly (the same order on both backends);
-  // every lane receives the result. op: (T, T) -> T, associative.
+  // every lane receives the result. op: (T, T) -> T, associative and commutative (a
+  // butterfly combines each lane's value with its partner's in both orders: with an op
+  // that is not commutative the lanes get different results).
   template <class T, class Op>
   WEFT_HOST_DEVICE T reduce(T v, Op op) const noexcept {
     for (std::uint32_t m = WEFT_WARP_SIZE / 2; m != 0; m /= 2) v = op(v, shfl_xor(v, m));

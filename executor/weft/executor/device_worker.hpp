@@ -6,7 +6,8 @@
 //              the warp's staging area (tasks its lanes woke or spawned during the last
 //              batch: tokio's LIFO slot, widened to a warp; at most 24 of them when the
 //              ring also has work, so the ring cannot starve), then every 31st trip (and
-//              every trip after a spent inline budget: `beat` in worker_loop) the
+//              every trip after a spent inline budget: `beat` in worker_loop; while the
+//              staging area holds tasks, only when that trip is also a 4th one) the
 //              inject queue, then the warp's own ring (one CAS on its head for the whole
 //              batch), then the warp's home shard of the inject queue.
 //   2. run     lane i resumes task i through the trampoline (detail::run_and_settle)
@@ -30,13 +31,18 @@
 // Searching and parking (tokio's worker.rs, adapted)
 //   * At most max_searchers warps search at once (`searching`, device scope). A
 //     searcher looks at 128 rings from a random start, 32 per step (lane i checks one),
-//     steals half of the first non-empty one, and checks the inject shards.
+//     steals half of the first non-empty one, and checks inject shards 0-31 (every
+//     shard is looked at by pop_other_shards and register_sleeper before a warp parks).
+//     The look round after a nap that ended without a token (steal(c, 32) in find_work)
+//     is not counted in `searching`: warps that parked together may look round together.
 //   * A warp that finds nothing parks: lane 0 adds itself to `sleepers` (seq_cst) and
 //     re-checks the inject queue (the Dekker pair with notify's fence), then naps with
 //     __nanosleep, doubling from 256 ns to park_max_ns (home_park_max_ns while it is home
 //     to pinned tasks not yet completed), until it takes a wake token, the
 //     executor stops, or 1 ms passes (then it looks round once, cheaply, and naps again).
-//     A parked warp reads one L2-resident word per nap: idle costs almost no bandwidth.
+//     A parked warp reads about seven L2-resident words per nap (tokens, stop, timers,
+//     bulk_published, inbox, reclaim epoch; worker 0 also the host's ring over PCIe):
+//     idle costs almost no bandwidth.
 //   * notify: when a batch leaves four or more tasks in a ring (more than its warp needs
 //     soon), when a steal took four or more, and on every push into the inject queue,
 //     lane 0 grants one wake token if some warp sleeps (never more tokens than

@@ -141,8 +141,9 @@ WEFT_HOST_DEVICE inline void wake_from_own_warp(task_header* t) noexcept {
 }
 
 // Wakes a parked task so that it unwinds with `e` instead of resuming. The write to
-// `failure` is published by the wake's release RMW; the runner reads it after its own
-// acquire in begin_run.
+// `failure` is published by the wake's release RMW; the runner reads it after the
+// acquire that handed it the task (begin_run's on the host; on the GPU, where begin_run
+// is relaxed, the queue's acquire or end_run_parked's fence: see the orders above).
 WEFT_HOST_DEVICE inline void wake_with_error(task_header* t, errc e) noexcept {
   t->failure = e;
   wake(t);

@@ -72,8 +72,9 @@
 // nothing more. (Into the waker's own queue, a woken partner would make the waker look
 // busy to event::wait's in-place wait on the GPU, and both would then park every hop.)
 //
-// Memory orders: every transition is a read-modify-write on the state word with
-// acq_rel, so the writes a task made before it parked or completed (its result, the
+// Memory orders: every transition is a read-modify-write on the state word, acq_rel on
+// the host (the device relaxes some where a queue's acquire already orders them:
+// run.hpp, "Memory orders of the run transitions"), so the writes a task made before it parked or completed (its result, the
 // `joiner` pointer, its frames) happen-before whatever the next owner does after
 // observing the new state. Plain fields (current, act, failure, joiner) are written
 // only by the RUNNING owner or before the RMW that publishes them.
