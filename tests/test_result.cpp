@@ -62,6 +62,6 @@ TEST_CASE("a result of a move-only type moves but does not copy, and value_or ta
   std::unique_ptr<int> p = std::move(r).value_or(nullptr);
   REQUIRE(p != nullptr);
   REQUIRE(*p == 4);
-  weft::result<std::unique_ptr<int>> e(weft::unexpected(weft::errc::closed));
+  weft::result<std::unique_ptr<int>> e{weft::unexpected(weft::errc::closed)};
   REQUIRE(std::move(e).value_or(nullptr) == nullptr);
 }

@@ -208,7 +208,7 @@ TEST_CASE("a task that calls block_on on its own host runtime gets would_block i
 }
 
 TEST_CASE("shutdown called from one of the runtime's own threads stops the process with a contract violation",
-          "[runtime]") {
+          "[runtime][fork]") {
 #if WEFT_DEVICE_PASS
   SUCCEED();
 #else
@@ -291,7 +291,7 @@ TEST_CASE("a configuration outside its documented bounds is refused with invalid
 #endif
 
 TEST_CASE("a host runtime whose worker threads cannot all start throws backend_unavailable, having joined the rest",
-          "[runtime][executor]") {
+          "[runtime][executor][fork]") {
 #if defined(WEFT_TEST_SANITIZED) || WEFT_DEVICE_PASS
   SUCCEED("an address-space limit cannot be set under a sanitizer's shadow memory");
 #else
