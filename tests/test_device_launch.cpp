@@ -161,6 +161,9 @@ TEST_CASE("a runtime whose teardown on the GPU fails at shutdown reports device_
   exec::host_completion* stuck = nullptr;  // a root still parked at shutdown, its handle dropped
   REQUIRE(submit_root<parked_fn>(*dev, failing, parked, 6, &stuck) == weft::errc{});
   dev->release(stuck);
+  // Created (worker 0 polls the host within its nap) before the teardown is asked for.
+  REQUIRE(weft_test::wait_for_value([&] { return dev->stats().live_roots; }, std::int64_t{1},
+                                    std::chrono::seconds(10)) == 1);
   rt.shutdown();
   g_teardown_error = cudaSuccess;
   REQUIRE(g_teardowns == 1);

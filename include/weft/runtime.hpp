@@ -178,9 +178,11 @@ task<void> host_root_task(host_box_guard<T> guard, F f, Args... args) {
 // what it reads alive (the host box, or on the cuda backend the executor's completion
 // records), and reports the value of a root that finished, or errc::shutting_down for one
 // that the runtime's shutdown destroyed.
-// On a runtime's own thread (task code on a host worker, a host function on a reactor
-// thread: detail::on_runtime_thread) an unfinished root is not waited for: errc::would_block,
-// and the handle keeps the root (a later call, or is_ready(), may find it done).
+// On a thread that runs any weft runtime's work (task code on a host worker, a host
+// function on a reactor thread: detail::on_runtime_thread), of this runtime or another, an
+// unfinished root is not waited for: errc::would_block, and the handle keeps the root (a
+// later call, or is_ready(), may find it done). As tokio, which refuses to block inside
+// any runtime: a worker that waits stops running its own runtime's tasks.
 template <class T>
 class host_handle {
  public:
@@ -271,8 +273,8 @@ class runtime {
   }
 
   // As block_on, with the root's failure as a value instead of an exception.
-  // On a runtime's own thread (a task on a host worker, a host function) both refuse with
-  // errc::would_block and create nothing: the wait could wait for itself (host_handle).
+  // On a thread of any weft runtime (a task on a host worker, a host function) both refuse
+  // with errc::would_block and create nothing: the wait could wait for itself (host_handle).
   template <class F, class... Args>
   auto try_block_on(F&& fn, Args... args) -> result<detail::root_value_t<F, Args...>> {
     if (detail::on_runtime_thread()) return unexpected(errc::would_block);

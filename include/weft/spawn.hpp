@@ -49,7 +49,7 @@ struct join_awaiter {
     // A second joiner of one handle while the first is parked: the first keeps its place.
     // (Two first joins of one handle at the same instant are a contract breach this does
     // not catch: the later write of `joiner` wins.)
-    if (seen & task_state::awaiter) {
+    if ((seen & task_state::awaiter) && !(seen & task_state::completed)) {
       if constexpr (Catches) return (refused = errc::already_taken), false;
       return fail_current(h, errc::already_taken), true;
     }
@@ -252,7 +252,8 @@ WEFT_HOST_DEVICE inline std::uint32_t worker_count() noexcept {
 template <class T>
 WEFT_HOST_DEVICE join_handle<T> spawn_pinned(std::uint32_t worker, task<T>&& t) noexcept {
   void* sched = detail::current_scheduler();
-  if (t.valid() && sched != nullptr && worker >= detail::worker_count_of(sched)) {  // no_worker too
+  // (A task that already ran is left to start_root, which refuses it and leaves it be.)
+  if (t.valid() && !t.started() && sched != nullptr && worker >= detail::worker_count_of(sched)) {  // no_worker too
     detail::destroy_frame(t.release());
     return join_handle<T>(errc::invalid_argument);
   }

@@ -50,8 +50,10 @@
 //              while the last chunks run every parked warp would leave its nap at once,
 //              find no open chunk, and park again, in a loop of device-scope RMWs and
 //              fences that took bandwidth from those very chunks. A job published before
-//              the recorded count was seen by the look that recorded it (its chunks
-//              taken, or none open), and find_work looks once more before it parks.
+//              the recorded count was seen by the look that recorded it (the count's
+//              release increment, and the look's acquire fence when the count moved:
+//              its chunks taken, or none open), and find_work looks once more before it
+//              parks.
 // The inline protocol (one warp; shared memory, the warp's staging area):
 //   lone        lane 0 writes lone_batch_key before a batch of exactly one task while
 //               the trip has inline jobs left (and 0 before any other batch), then
@@ -125,7 +127,9 @@ __device__ inline int publish_bulk_lane0(device_sched& d, const detail::bulk_job
     detail::device_atomic<std::uint32_t>(s.remaining).store(chunks, detail::mo_relaxed);
     claim_of(s).store(std::uint64_t{chunks} << 32, detail::mo_release);  // publication
     detail::device_atomic<std::uint32_t>(d.bulk_active).fetch_add(1, detail::mo_relaxed);
-    detail::device_atomic<std::uint32_t>(d.bulk_published).fetch_add(1, detail::mo_relaxed);
+    // Release: a warp that reads this count, and fences (help_bulk), sees the claim word
+    // and bulk_active written above.
+    detail::device_atomic<std::uint32_t>(d.bulk_published).fetch_add(1, detail::mo_release);
     notify_many(d, chunks - 1 < 64 ? chunks - 1 : 64);
     return static_cast<int>(i);
   }
@@ -151,10 +155,20 @@ __device__ inline bool slot_open(device_sched& d, std::uint32_t i) noexcept {
 // Warp-collective: takes and runs chunks from the board, up to bulk_claims_per_trip.
 // Returns true when it ran any. Records bulk_published first (st.bulk_seen: see above).
 __device__ inline bool help_bulk(device_sched& d, staging_area& st, std::uint32_t id, std::uint32_t lane) noexcept {
-  std::uint32_t active = 0;
-  if (lane == 0) {
-    st.bulk_seen = detail::device_atomic<std::uint32_t>(d.bulk_published).load(detail::mo_relaxed);
+  std::uint32_t active = 0, moved = 0;
+  if (lane == 0) {  // the two loads go out together
+    const std::uint32_t published = detail::device_atomic<std::uint32_t>(d.bulk_published).load(detail::mo_relaxed);
     active = detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed);
+    moved = published != st.bulk_seen;
+    st.bulk_seen = published;
+  }
+  // A count that moved since the last look: every lane acquires (with the publisher's
+  // release), so that this look sees those jobs' claim words and bulk_active, and a nap
+  // may then wait for the count to move again. Unmoved (the busy case), no fence and no
+  // L1 flush.
+  if (__shfl_sync(full_mask, moved, 0) != 0) {
+    detail::fence_device_acquire();
+    if (lane == 0) active = detail::device_atomic<std::uint32_t>(d.bulk_active).load(detail::mo_relaxed);
   }
   if (__shfl_sync(full_mask, active, 0) == 0) return false;
   static_assert(bulk_board_slots == 2 * WEFT_WARP_SIZE, "help_bulk looks at two slots per lane");
