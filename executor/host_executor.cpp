@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "weft/detail/run.hpp"
 #include "weft/executor/host_frames.hpp"
@@ -161,7 +164,28 @@ host_executor::host_executor(const host_executor_config& cfg) {
   }
 }
 
-host_executor::~host_executor() { shutdown(); }
+// Pools whose blocks outlived their runtime (below): kept reachable to the end of the
+// process, so that those blocks' later frees stay valid (and a leak checker sees no leak).
+namespace {
+std::mutex g_kept_pools_m;
+std::vector<std::unique_ptr<pool_frame_allocator>> g_kept_pools;
+}  // namespace
+
+host_executor::~host_executor() {
+  shutdown();
+  // Blocks still out after step 6 belong to objects kept past the runtime's end (a task
+  // created but never started and moved out of every frame, a channel on the heap). Each
+  // names this pool's allocator in its prefix and will be freed into it, so the pool stays
+  // alive: its arena is not returned until the process ends. Said on stderr.
+  if (pool_ && pool_->pool().outstanding_blocks() != 0) {
+    std::fprintf(stderr,
+                 "weft: %lld frame-pool block(s) outlive their host runtime (a task or object kept past its end); "
+                 "the pool is kept so that they can still be freed\n",
+                 static_cast<long long>(pool_->pool().outstanding_blocks()));
+    std::lock_guard lk(g_kept_pools_m);
+    g_kept_pools.push_back(std::move(pool_));
+  }
+}
 
 void host_executor::worker_main(worker& w) {
   tls_worker = &w;

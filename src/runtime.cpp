@@ -154,7 +154,8 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
     throw error(errc::backend_unavailable,
                 std::string("weft: the host backend could not start its worker threads: ") + e.what());
   } catch (const std::bad_alloc&) {
-    throw error(errc::out_of_memory, "weft: the host backend could not allocate its workers");
+    throw error(errc::out_of_memory, "weft: the host backend could not allocate its frame pool (config::frame_pool_bytes = " +
+                                         std::to_string(cfg.frame_pool_bytes) + ") or its workers");
   }
   impl_->host->set_io(impl_->io->host_link());
   impl_->io->start();

@@ -496,3 +496,20 @@ TEST_CASE("a shutdown called while another thread's shutdown runs returns only o
   releaser.join();
   CHECK(h.try_get().value() == 1);
 }
+
+TEST_CASE("a task kept past its runtime's end is freed later without touching the runtime's freed memory",
+          "[executor][runtime]") {
+  weft::task<int> kept;  // declared before the runtime: it outlives it
+  {
+    weft::runtime rt(host_config());
+    auto keep = [](weft::task<int>* out) -> weft::task<int> {
+      *out = add(1, 2);  // created on a worker, from the runtime's pool, and never started
+      co_return 0;
+    };
+    REQUIRE(rt.block_on(keep, &kept) == 0);
+  }
+  REQUIRE(kept.valid());
+  kept = weft::task<int>{};  // frees the frame into its pool (ASan: a use after free before the fix)
+  REQUIRE_FALSE(kept.valid());
+}
+

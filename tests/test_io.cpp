@@ -251,7 +251,7 @@ TEST_CASE("a host function that throws gives host_error and the reactor keeps se
   REQUIRE(rt.reactor_stats().handler_errors == 1);
 }
 
-TEST_CASE("a task writes, reads back and closes a file; short reads, EOF and bad handles are reported", "[io]") {
+TEST_CASE("a task writes, reads back and closes a file, and short reads, EOF and bad handles are reported", "[io]") {
   char tmpl[] = "/tmp/weft-io-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   REQUIRE(fd >= 0);
@@ -292,7 +292,7 @@ TEST_CASE("a task writes, reads back and closes a file; short reads, EOF and bad
   REQUIRE(std::memcmp(disk, buf.data(), 310) == 0);
 }
 
-TEST_CASE("io::print writes a task's text; text over the limit gives too_large", "[io][fault]") {
+TEST_CASE("io::print writes a task's text, and text over the limit gives too_large", "[io][fault]") {
   shared_text huge(std::string(70000, 'x'));
   weft::runtime rt(weft_test::any_backend_config());
   const print_out o = rt.block_on([] WEFT_HOST_DEVICE(const char* h) { return print_root(h); }, huge.c_str());

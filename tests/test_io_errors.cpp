@@ -233,7 +233,7 @@ TEST_CASE("io::open gives too_large for a path of 4096 bytes and invalid_argumen
   CHECK(o.close_ok == 0);
 }
 
-TEST_CASE("io::read and io::write with a null buffer and a nonzero length give invalid_argument; zero-length "
+TEST_CASE("io::read and io::write with a null buffer and a nonzero length give invalid_argument, and zero-length "
           "transfers give 0 bytes and no error", "[io][fault]") {
   temp_file file(twenty);
   shared_text path(file.path), want(twenty);

@@ -196,7 +196,7 @@ TEST_CASE("a peer that resets the connection gives the serving task an error and
   REQUIRE((o.recv_error == 0 || o.recv_error == code(weft::errc::closed)));
 }
 
-TEST_CASE("socket requests on handles that are not open sockets give bad_handle; a taken port gives io_error",
+TEST_CASE("socket requests on handles that are not open sockets give bad_handle, and a taken port gives io_error",
           "[net][fault]") {
   weft::runtime rt(weft_test::any_backend_config());
   const bad_out o = rt.block_on([] WEFT_HOST_DEVICE() { return bad_handles_root(); });

@@ -272,7 +272,7 @@ TEST_CASE("the reactor's constructor frees every ring it allocated when a later 
   }
 }
 
-TEST_CASE("a recv into task memory the host cannot touch goes through the staging buffer; with none it fails with "
+TEST_CASE("a recv into task memory the host cannot touch goes through the staging buffer, and with none it fails with "
           "out_of_memory and leaves the bytes for the next recv",
           "[net][fault]") {
   memory_script s;
@@ -432,8 +432,8 @@ std::string read_exact(int fd, std::size_t n) {
 }
 }  // namespace
 
-TEST_CASE("staged sends started in one round are copied out together and reach their peers in order; a close "
-          "right behind a send sends it first; a failed copy fails the send and sends nothing",
+TEST_CASE("staged sends started in one round are copied out together and reach their peers in order, a close "
+          "right behind a send sends it first, and a failed copy fails the send and sends nothing",
           "[net][fault]") {
   memory_script s;
   reactor_client c(s);

@@ -399,7 +399,7 @@ TEST_CASE("the host keeps submitting roots while the runtime runs", "[runtime]")
   REQUIRE(again.try_get().error() == weft::errc::already_taken);
 }
 
-TEST_CASE("a spawn storm on a tiny frame pool gives out_of_memory to the spawner; the rest completes",
+TEST_CASE("a spawn storm on a tiny frame pool gives out_of_memory to the spawner, and the rest completes",
           "[runtime][stress]") {
   weft::runtime rt(agnostic(1u << 20));  // 1 MiB of frames: a few thousand tasks
   struct outcome {

@@ -8,8 +8,14 @@
 //
 // Contract: allocate returns nullptr when it has no memory (never throws); weft turns
 // that into errc::out_of_memory for the task that tried to start a child. Both
-// functions may be called from any worker thread at once. Frames created outside any
-// runtime (a task built in plain host code) come from the process heap.
+// functions may be called from any thread at once: the workers, and also the thread that
+// calls spawn or block_on, the one that runs shutdown, and any that drops a task. A block
+// must be 16-byte aligned: `bytes` includes a 16-byte prefix that names the allocator,
+// and the frame starts after it. An allocator must outlive every frame it handed out.
+// Frames created outside any runtime (a task built in plain host code) come from the
+// process heap. The default pool's largest class is 1 MiB (prefix included): a larger
+// frame or object (a coroutine with a big local array, a channel of more than 1 MiB) is
+// out_of_memory there whatever the pool's size, and needs an allocator of its own.
 #pragma once
 #include <cstddef>
 
