@@ -4,18 +4,25 @@
 //   device_atomic<T>  queues, task state words, frame pools: shared by the GPU's
 //                     threads (and, on the host backend, by host threads).
 //   system_atomic<T>  mailbox words in pinned memory shared by the GPU and the host.
-// Where libcu++ is not available (a host-only build on a machine without the CUDA
-// toolkit) both fall back to std::atomic_ref, which on the host gives the same
-// guarantees: host threads are all "system scope" there.
+// A host-only build (and any build without libcu++) uses std::atomic_ref for both, which
+// on the host gives the same guarantees: host threads are all "system scope" there. The
+// build says which (WEFT_USE_LIBCUDACXX, a public definition of the weft target), so
+// that every file of a program compiles the same atomics; without it, libcu++ is used
+// when it can be included.
 #pragma once
 #include "weft/config.hpp"
 
-#if __has_include(<cuda/atomic>)
-#include <cuda/atomic>
+#if defined(WEFT_USE_LIBCUDACXX)
+#define WEFT_HAS_LIBCUDACXX WEFT_USE_LIBCUDACXX
+#elif __has_include(<cuda/atomic>)
 #define WEFT_HAS_LIBCUDACXX 1
 #else
-#include <atomic>
 #define WEFT_HAS_LIBCUDACXX 0
+#endif
+#if WEFT_HAS_LIBCUDACXX
+#include <cuda/atomic>
+#else
+#include <atomic>
 #endif
 
 namespace weft::detail {
