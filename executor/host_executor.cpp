@@ -177,11 +177,12 @@ host_executor::~host_executor() {
   // created but never started and moved out of every frame, a channel on the heap). Each
   // names this pool's allocator in its prefix and will be freed into it, so the pool stays
   // alive: its arena is not returned until the process ends. Said on stderr.
-  if (pool_ && pool_->pool().outstanding_blocks() != 0) {
+  const std::int64_t kept = pool_ ? pool_->pool().outstanding_blocks() : 0;
+  if (kept != 0) {
     std::fprintf(stderr,
                  "weft: %lld frame-pool block(s) outlive their host runtime (a task or object kept past its end); "
                  "the pool is kept so that they can still be freed\n",
-                 static_cast<long long>(pool_->pool().outstanding_blocks()));
+                 static_cast<long long>(kept));
     std::lock_guard lk(g_kept_pools_m);
     g_kept_pools.push_back(std::move(pool_));
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -49,15 +50,7 @@ int gpus_present() {
 }
 
 // True when a CUDA device is usable here (for backend::automatic).
-bool cuda_usable(int device) {
-#if WEFT_WITH_CUDA
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
-#else
-  (void)device;
-  return false;
-#endif
-}
+bool cuda_usable(int device) { return device >= 0 && device < gpus_present(); }
 
 // Throws with the reason the cuda backend cannot run here.
 [[noreturn]] void cuda_unavailable(int device) {
@@ -78,25 +71,22 @@ bool cuda_usable(int device) {
 #endif
 }
 
-bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
 // Rejects a configuration no backend can run as asked, before anything is made, with
 // the field named. (The reactor checks its own fields; the bounds here are documented in
 // runtime.hpp, config.)
-void validate(const config& c, backend kind) {
+// (The host's worker bound is checked once the backend is known: runtime's constructor.)
+void validate(const config& c) {
   auto bad = [](const std::string& what) { throw error(errc::invalid_argument, "weft: config::" + what); };
   if (c.device < 0) bad("device must be a CUDA device ordinal >= 0, got " + std::to_string(c.device));
   if (c.frame_pool_bytes > exec::max_frame_pool_bytes) bad("frame_pool_bytes must be under 256 GiB");
   if (c.frame_allocator == nullptr && c.frame_pool_bytes < exec::size_class_pool::min_block)
     bad("frame_pool_bytes is smaller than one frame block");
-  if (!is_pow2(c.local_queue_capacity) || c.local_queue_capacity < 2 || c.local_queue_capacity > 8192)
+  if (!std::has_single_bit(c.local_queue_capacity) || c.local_queue_capacity < 2 || c.local_queue_capacity > 8192)
     bad("local_queue_capacity must be a power of two in 2..8192, got " + std::to_string(c.local_queue_capacity));
   if (c.inject_capacity == 0 || c.inject_capacity > (1u << 30))
     bad("inject_capacity must be in 1..2^30, got " + std::to_string(c.inject_capacity));
   if (c.park_max_ns < min_park_max_ns || c.park_max_ns > max_park_max_ns)
     bad("park_max_ns must be in 256..1000000 (a worker's first nap is 256 ns), got " + std::to_string(c.park_max_ns));
-  if (kind == backend::host && c.workers > max_host_workers)
-    bad("workers must be at most " + std::to_string(max_host_workers) + " host threads, got " + std::to_string(c.workers));
 }
 
 }  // namespace
@@ -109,13 +99,15 @@ runtime::runtime() : runtime(config{}) {}
 
 runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   backend kind = cfg.kind == backend::automatic ? backend_from_env() : cfg.kind;
-  validate(cfg, kind);  // before the GPU is looked at
+  validate(cfg);  // before the GPU is looked at
   if (kind == backend::automatic) {
-    if (gpus_present() > 0 && cfg.device >= gpus_present())  // a GPU asked for that is not there
-      cuda_unavailable(cfg.device);
-    kind = cuda_usable(cfg.device) ? backend::cuda : backend::host;
-    validate(cfg, kind);  // (host: its own bounds)
+    const int gpus = gpus_present();
+    if (gpus > 0 && cfg.device >= gpus) cuda_unavailable(cfg.device);  // a GPU asked for that is not there
+    kind = gpus > 0 ? backend::cuda : backend::host;  // (device >= 0: validate)
   }
+  if (kind == backend::host && cfg.workers > max_host_workers)
+    throw error(errc::invalid_argument, "weft: config::workers must be at most " + std::to_string(max_host_workers) +
+                                            " host threads, got " + std::to_string(cfg.workers));
   if (kind == backend::cuda && !cuda_usable(cfg.device)) cuda_unavailable(cfg.device);
   impl_->kind = kind;
   rt::reactor_config rc;

@@ -246,6 +246,21 @@ TEST_CASE("shutdown called from one of the runtime's own threads stops the proce
 #endif
 }
 
+TEST_CASE("an error made of errc{}, which means no error, stops the process with a contract violation", "[fork]") {
+#if WEFT_DEVICE_PASS
+  SUCCEED();
+#else
+  auto [status, text] = run_in_child([] {
+    weft::result<int> r = weft::unexpected(weft::errc{});  // would be an error that says "no error"
+    std::fprintf(stderr, "constructed: %d\n", r.has_value() ? 1 : 0);
+  });
+  INFO(text);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGABRT);
+  REQUIRE(text.find("weft::unexpected(errc{}): zero is no error") != std::string::npos);
+#endif
+}
+
 TEST_CASE("a configuration outside its documented bounds is refused with invalid_argument naming the field",
           "[runtime]") {
   struct bad_case {

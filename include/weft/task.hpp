@@ -14,10 +14,10 @@
 // await and the error propagates to its own awaiter, frame by frame, until a frame
 // that awaited through try_await receives it as a result (or the root fails, and its
 // join handle / block_on reports it). Destructors run and nothing leaks. This mirrors
-// `?` in Rust. The frames a failure passes are destroyed innermost first as it passes them, as an
-// exception unwinds C++ frames; the frame whose awaiter catches the error is kept for
-// that awaiter to read, and destroyed by its task object (task_header.hpp, "Destruction
-// order of an await chain").
+// `?` in Rust. The frames a failure passes are destroyed innermost first as it passes
+// them, as an exception unwinds C++ frames; the frame whose awaiter catches the error is
+// kept for that awaiter to read, and destroyed by its task object (task_header.hpp,
+// "Destruction order of an await chain").
 #pragma once
 #include <new>
 #include <type_traits>

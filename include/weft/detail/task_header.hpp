@@ -74,9 +74,9 @@
 //
 // Memory orders: every transition is a read-modify-write on the state word, acq_rel on
 // the host (the device relaxes some where a queue's acquire already orders them:
-// run.hpp, "Memory orders of the run transitions"), so the writes a task made before it parked or completed (its result, the
-// `joiner` pointer, its frames) happen-before whatever the next owner does after
-// observing the new state. Plain fields (current, act, failure, joiner) are written
+// run.hpp, "Memory orders of the run transitions"), so the writes a task made before it
+// parked or completed (its result, the `joiner` pointer, its frames) happen-before
+// whatever the next owner does after observing the new state. Plain fields (current, act, failure, joiner) are written
 // only by the RUNNING owner or before the RMW that publishes them.
 #pragma once
 #include <cstdint>
