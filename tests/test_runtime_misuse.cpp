@@ -355,6 +355,49 @@ TEST_CASE("a host runtime whose worker threads cannot all start throws backend_u
 #endif
 }
 
+// A one-warp job whose lanes only meet at a sync, for the stack test below.
+constexpr auto one_warp_job = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+  co_await weft::bulk_warps(1, [] WEFT_HOST_DEVICE(weft::warp_ctx& w) { w.sync(); });
+  co_return 7;
+};
+
+TEST_CASE("bulk_warps on a host worker that cannot map its lanes' fiber stacks stops the process with a message "
+          "that says so",
+          "[bulk][executor][fork]") {
+#if defined(WEFT_TEST_SANITIZED) || WEFT_DEVICE_PASS
+  SUCCEED("an address-space limit cannot be set under a sanitizer's shadow memory");
+#else
+  // In a child: the runtime's one worker starts, then an address-space limit leaves room
+  // for a few of the 32 lane stacks (256 KiB each, mapped on the worker's first warp job)
+  // and not for all. A warp cannot run with lanes missing, and bulk_warps has no error
+  // for a job already handed out, so the process stops naming the cause. After, with no
+  // limit, the same job completes (so the stop is the limit's doing).
+  auto [status, text] = run_in_child([] {
+    ::mallopt(M_ARENA_MAX, 1);
+    ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    std::free(std::calloc(16 << 20, 1));
+    weft::config c = weft_test::host_config(1);
+    c.frame_pool_bytes = 1u << 20;
+    weft::runtime rt(c);
+    std::size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+    const rlimit lim{now + (2u << 20), now + (2u << 20)};  // room for 7 of the 32 stacks
+    if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(3);
+    const int r = rt.block_on(one_warp_job);
+    std::fprintf(stderr, "job ran: %d\n", r);
+    ::_exit(4);  // every stack mapped: the limit was too loose to test anything
+  });
+  INFO(text);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGABRT);
+  REQUIRE(text.find("could not map a lane's 256 KiB fiber stack") != std::string::npos);
+  weft::runtime rt(weft_test::host_config(1));  // the same job, no limit
+  REQUIRE(rt.block_on(one_warp_job) == 7);
+#endif
+}
+
 TEST_CASE("a host handle that outlives its runtime reports the value of a root that finished, and shutting_down for "
           "one the shutdown destroyed",
           "[runtime]") {
