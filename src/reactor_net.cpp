@@ -58,6 +58,12 @@ struct net_state {
   std::vector<copying> copies;
   std::vector<int> sends_copying;
   std::size_t stage_used = 0;
+  // Sockets whose staged sends' bytes have arrived (settle_copies) and which still need a
+  // progress call to send them: made at the next point where no progress call is under
+  // way (pump_ready), never inside one. A settle can happen inside progress (a staged
+  // recv that finds the buffer full), and progress on the socket being progressed there
+  // would complete and pop the reader the outer call still holds.
+  std::vector<int> sends_ready;
   bool copying_any() const noexcept { return !copies.empty() || !sends_copying.empty(); }
 
   ~net_state() {
@@ -93,12 +99,13 @@ ssize_t recv_restarting(int fd, void* buf, std::size_t n) noexcept {
 }  // namespace
 
 // The next free part of the thread's staging buffer, room for `want` (<= staging_bytes)
-// bytes: the copies in flight are finished first when the free part is too small. Null
-// when the thread has no staging buffer. use_stage_part marks n bytes of it taken.
+// bytes: the copies in flight are settled first when the free part is too small (no
+// progress call: this runs inside one). Null when the thread has no staging buffer.
+// use_stage_part marks n bytes of it taken.
 static char* next_stage_part(reactor_thread& t, net_state& ns, std::size_t want) noexcept {
   auto* stage = static_cast<char*>(t.owner().mem().staging(t.index(), staging_bytes));
   if (stage == nullptr) return nullptr;
-  if (ns.stage_used + want > staging_bytes) t.finish_net_copies();  // sets stage_used to 0
+  if (ns.stage_used + want > staging_bytes) t.settle_net_copies();  // sets stage_used to 0
   return stage + ns.stage_used;
 }
 static void use_stage_part(net_state& ns, std::size_t n) noexcept {
@@ -158,6 +165,12 @@ static errc stage_send(reactor_thread& t, net_state& ns, int fd, net_state::writ
   try {
     ns.sends_copying.push_back(fd);
   } catch (...) {
+    return m.from_task(t.index(), w.data.data(), buf, n);
+  }
+  try {  // room for settle_net_copies to hand every copying socket to sends_ready
+    ns.sends_ready.reserve(ns.sends_ready.size() + ns.sends_copying.size());
+  } catch (...) {
+    ns.sends_copying.pop_back();
     return m.from_task(t.index(), w.data.data(), buf, n);
   }
   if (const errc e = m.from_task_async(t.index(), part, buf, n); e != errc{}) {
@@ -263,6 +276,20 @@ static bool progress(reactor_thread& t, net_state& ns, int fd, net_state::sock& 
   return any;
 }
 
+// Progresses the sockets whose staged sends became sendable, until none is left (a
+// progress call may settle more, appended behind: read by index). Called only where no
+// progress call is under way.
+static bool pump_ready(reactor_thread& t, net_state& ns) noexcept {
+  bool any = false;
+  for (std::size_t i = 0; i < ns.sends_ready.size(); ++i) {
+    const int fd = ns.sends_ready[i];
+    auto it = ns.socks.find(fd);
+    if (it != ns.socks.end()) any |= progress(t, ns, fd, it->second);
+  }
+  ns.sends_ready.clear();
+  return any;
+}
+
 static errc open_listener(std::uint16_t port, int ep, int* out_fd, std::uint16_t* out_port) noexcept {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return errc::io_error;
@@ -339,13 +366,15 @@ void reactor_thread::op_net(const detail::request& q, const unsigned char* data)
       }
       case opcode::net_close: {
         // A send still copying out of the task's memory targets this socket's writer:
-        // the copies end first (and what can be sent is sent, in order).
+        // the copies end first (and what can be sent is sent, in order). No progress
+        // call is under way here. (The pumped sockets may take new connections, which
+        // can rehash socks: `s` stays valid, `it` may not, so the erase is by key.)
         if (!ns.sends_copying.empty()) finish_net_copies();
         for (auto& r : s.readers) fail(r.token, errc::closed);
         for (auto& w : s.writers) fail(w.token, errc::closed);
         ns.waiting -= s.readers.size() + s.writers.size();
         ::close(fd);  // also leaves the epoll set
-        ns.socks.erase(it);
+        ns.socks.erase(fd);
         return complete(q.token, 0, errc{});
       }
       default: return fail(q.token, errc::invalid_argument);
@@ -356,6 +385,7 @@ void reactor_thread::op_net(const detail::request& q, const unsigned char* data)
   const std::size_t before = ns.waiting++;
   progress(*this, ns, fd, s);
   if (ns.waiting > before) count_deferred();  // it (or one ahead of it) waits for epoll
+  pump_ready(*this, ns);
 }
 
 // Defined here, where net_state is complete.
@@ -374,18 +404,16 @@ bool reactor_thread::poll_net() noexcept {
     auto it = ns.socks.find(evs[i].data.fd);
     if (it != ns.socks.end()) any |= progress(*this, ns, it->first, it->second);
   }
-  return any;
+  return pump_ready(*this, ns) || any;
 }
 
-bool reactor_thread::finish_net_copies() noexcept {
-  if (!net_ || !net_->copying_any()) return false;
+void reactor_thread::settle_net_copies() noexcept {
+  if (!net_ || !net_->copying_any()) return;
   net_state& ns = *net_;
   const errc e = r_.mem().wait(index_);  // every copy of the round, one wait
   for (const net_state::copying& c : ns.copies) complete(c.token, c.got, e);
   ns.copies.clear();
-  std::vector<int> fds;
-  fds.swap(ns.sends_copying);
-  for (int fd : fds) {  // the sends' bytes into their writers, then on to the socket
+  for (int fd : ns.sends_copying) {  // the sends' bytes into their writers
     auto it = ns.socks.find(fd);
     if (it == ns.socks.end()) continue;
     for (net_state::writer& w : it->second.writers) {
@@ -395,19 +423,23 @@ bool reactor_thread::finish_net_copies() noexcept {
       w.staged = nullptr;
     }
   }
+  // Their sockets wait for pump_ready (room reserved by stage_send: no allocation here).
+  ns.sends_ready.insert(ns.sends_ready.end(), ns.sends_copying.begin(), ns.sends_copying.end());
+  ns.sends_copying.clear();
   ns.stage_used = 0;  // every part of the staging buffer is free again
-  for (int fd : fds) {
-    auto it = ns.socks.find(fd);
-    if (it != ns.socks.end()) progress(*this, ns, fd, it->second);
-  }
-  fds.clear();
-  ns.sends_copying.swap(fds);  // keeps the capacity (nothing was added meanwhile: only sends add)
+}
+
+bool reactor_thread::finish_net_copies() noexcept {
+  if (!net_ || (!net_->copying_any() && net_->sends_ready.empty())) return false;
+  settle_net_copies();
+  pump_ready(*this, *net_);
   return true;
 }
 
 void reactor_thread::fail_net(errc e) noexcept {
   if (!net_ || net_->waiting == 0) return;
-  finish_net_copies();  // no writer is dropped while a copy into its staging part runs
+  settle_net_copies();  // no writer is dropped while a copy into its staging part runs
+  net_->sends_ready.clear();
   for (auto& [fd, s] : net_->socks) {
     for (auto& r : s.readers) fail(r.token, e);
     for (auto& w : s.writers) fail(w.token, e);

@@ -122,7 +122,7 @@ void reactor_thread::op_read(const detail::request& q) noexcept {
   // Staged: pread piece k into one half of the staging buffer while the other half's
   // copy to the GPU runs on the thread's stream. (Staged recvs of this round give the
   // buffer back first.)
-  finish_net_copies();
+  settle_net_copies();  // (settled only: progress here could stage a recv into the buffer)
   auto* stage = static_cast<char*>(m.staging(index_, staging_bytes));
   if (stage == nullptr) return fail(q.token, errc::out_of_memory);
   unsigned half = 0;
@@ -175,7 +175,7 @@ void reactor_thread::op_write(const detail::request& q, const unsigned char* dat
     const char* piece = src ? src + done : nullptr;
     const std::uint64_t want = src ? n - done : std::min<std::uint64_t>(staging_bytes, n - done);
     if (piece == nullptr) {  // staged: the GPU buffer comes over in staging-sized pieces
-      finish_net_copies();   // staged recvs of this round give the buffer back first
+      settle_net_copies();   // staged copies of this round give the buffer back first
       auto* stage = static_cast<char*>(m.staging(index_, staging_bytes));
       if (stage == nullptr) return fail(q.token, errc::out_of_memory);
       if (const errc e = m.from_task(index_, stage, static_cast<const char*>(buf) + done, want); e != errc{})

@@ -41,9 +41,13 @@ class reactor_thread {
   void count_deferred() noexcept { deferred_.fetch_add(1, std::memory_order_relaxed); }
   // The error every request gets when the thread no longer serves (errc{}: it serves).
   errc refusal() const noexcept;
-  // Waits for the staged recvs' copies started this round and completes those recvs
-  // (at each round's end, before a file transfer reuses the staging buffer, and when
-  // a recv finds the buffer's free part too small). True when it completed any.
+  // Waits for the staged copies started this round, completes those recvs and moves the
+  // staged sends' bytes into their writers, freeing the whole staging buffer (before a
+  // file transfer reuses it, and when a staged recv or send finds its free part too
+  // small). Their sockets are progressed later: it runs inside progress calls.
+  void settle_net_copies() noexcept;
+  // settle_net_copies, then progresses the sockets whose sends it made sendable (at each
+  // round's end; only where no progress call is under way). True when it did anything.
   bool finish_net_copies() noexcept;
 
  private:

@@ -182,6 +182,7 @@ class reactor_client {
     collect({p.get()});
     return {p->o.error, p->o.value};
   }
+  weft::rt::reactor& reactor() { return r_; }
   answer open(const std::string& path, int flags) {
     return call(d::opcode::open, {static_cast<std::uint64_t>(flags), 0644, reinterpret_cast<std::uint64_t>(path.c_str()),
                                   path.size()},
@@ -480,4 +481,54 @@ TEST_CASE("staged sends started in one round are copied out together and reach t
   CHECK(c.call(d::opcode::net_close, {conns[0]}).error == errc{});
   CHECK(c.call(d::opcode::net_close, {listener}).error == errc{});
   for (int fd : peers) ::close(fd);
+}
+
+TEST_CASE("a staged recv that finds the staging buffer full behind a staged send on its own socket completes once, "
+          "with its bytes, and the send reaches the peer whole",
+          "[net][fault]") {
+  // The send (staging_bytes - 500, copying) leaves too little of the buffer for the
+  // recv queued ahead of it on the same socket, so the recv settles the round's copies
+  // from inside its socket's progress call. That used to progress the socket again from
+  // there, completing the recv twice and popping an empty queue.
+  memory_script s;
+  s.task_memory.assign(std::size_t{8} << 20, 0);
+  reactor_client c(s);
+  std::atomic<bool> in_fn{false}, release{false};
+  c.reactor().register_fn(7, [&](std::span<const std::uint64_t>) -> std::uint64_t {
+    in_fn = true;
+    while (!release.load()) std::this_thread::yield();
+    return 0;
+  });
+  const served_peers p = connect_peers(c, 1);
+  char* mem = s.task_memory.data();
+  const std::size_t big = weft::rt::staging_bytes - 500;
+  for (std::size_t i = 0; i < big; ++i) mem[i] = pattern(i);
+  char* dst = mem + (std::size_t{6} << 20);
+  auto recv = c.post(d::opcode::recv, {p.conns[0], addr(dst), 1000});  // nothing to read yet: it waits
+  REQUIRE(weft_test::wait_for_value([&] { return c.reactor().stats().deferred; }, std::uint64_t{1},
+                                    std::chrono::seconds(5)) == 1);
+  auto held = c.post(d::opcode::host_call, {7});  // holds the reactor thread, so the next two land in one round
+  REQUIRE(weft_test::wait_for_value([&] { return in_fn.load(); }, true, std::chrono::seconds(5)));
+  REQUIRE(::send(p.peers[0], message(0, 3000).data(), 3000, 0) == 3000);
+  REQUIRE(readable(p.conns[0], 3000));
+  auto send = c.post(d::opcode::send, {p.conns[0], addr(mem), big});
+  release = true;
+  c.collect({held.get(), recv.get()});
+  CHECK(recv->o.error == errc{});
+  CHECK(recv->o.value == 1000);
+  CHECK(std::string(dst, 1000) == message(0, 1000));
+  const std::string wire = read_exact(p.peers[0], big);  // (more than the socket buffers hold)
+  c.collect({send.get()});
+  CHECK(send->o.error == errc{});
+  CHECK(send->o.value == big);
+  CHECK(wire.size() == big);
+  CHECK(wire == std::string(mem, big));
+  // Nothing answered twice: a later request's completion is its own.
+  REQUIRE(::send(p.peers[0], "y", 1, 0) == 1);
+  const answer tail = c.call(d::opcode::recv, {p.conns[0], addr(dst), 1000});
+  CHECK(tail.error == errc{});
+  CHECK(tail.value == 1000);  // the 2,000 bytes left, then "y": 1,000 of them
+  CHECK(c.call(d::opcode::net_close, {p.conns[0]}).error == errc{});
+  CHECK(c.call(d::opcode::net_close, {p.listener}).error == errc{});
+  ::close(p.peers[0]);
 }
