@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -32,6 +33,9 @@ errc from_errno(int e) noexcept {
     default: return errc::io_error;
   }
 }
+
+// A file that pread and pwrite can serve (not a FIFO or a socket).
+bool positional(const struct stat& st) noexcept { return !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode); }
 
 // The text of a path or print request: inline when it fit, else read from the task.
 errc request_text(reactor_thread& t, const detail::request& q, const unsigned char* data, unsigned a,
@@ -76,8 +80,21 @@ void reactor_thread::op_open(const detail::request& q, const unsigned char* data
   std::string path;
   if (const errc e = request_text(*this, q, data, 2, &path); e != errc{}) return fail(q.token, e);
   if (path.empty() || path.find('\0') != std::string::npos) return fail(q.token, errc::invalid_argument);
-  const int fd = ::open(path.c_str(), static_cast<int>(q.args[0]) | O_CLOEXEC, static_cast<mode_t>(q.args[1]));
-  if (fd < 0) return fail(q.token, from_errno(errno));
+  // Files are read and written at offsets (pread, pwrite): a FIFO or a socket would
+  // give ESPIPE on every call, and a FIFO's open waits for its other end, which would
+  // hold this thread and every request behind it, and shutdown. So they are refused,
+  // before the open and again on the descriptor (the path may change in between), and
+  // the open itself is non-blocking; O_NONBLOCK is then cleared unless it was asked for.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !positional(st)) return fail(q.token, errc::invalid_argument);
+  const int flags = static_cast<int>(q.args[0]);
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, static_cast<mode_t>(q.args[1]));
+  if (fd < 0) return fail(q.token, errno == ENXIO ? errc::invalid_argument : from_errno(errno));
+  const bool refused = ::fstat(fd, &st) != 0 || !positional(st);
+  if (refused || ((flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)) {
+    ::close(fd);
+    return fail(q.token, refused ? errc::invalid_argument : errc::io_error);
+  }
   try {
     r_.add_file(fd);
   } catch (...) {
@@ -113,8 +130,8 @@ void reactor_thread::op_read(const detail::request& q) noexcept {
     while (done < n) {
       const ssize_t got = ::pread(fd, static_cast<char*>(buf) + done, n - done, static_cast<off_t>(off + done));
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return fail(q.token, from_errno(errno));
-      if (got == 0) break;
+      if (got < 0 && done == 0) return fail(q.token, from_errno(errno));
+      if (got <= 0) break;  // an error after some bytes: a short read (the next read reports it)
       done += static_cast<std::uint64_t>(got);
     }
     return complete(q.token, done, errc{});
@@ -132,9 +149,11 @@ void reactor_thread::op_read(const detail::request& q) noexcept {
     const std::uint64_t want = std::min<std::uint64_t>(staging_piece, n - done);
     ssize_t got = ::pread(fd, piece, want, static_cast<off_t>(off + done));
     while (got < 0 && errno == EINTR) got = ::pread(fd, piece, want, static_cast<off_t>(off + done));
-    if (got < 0) {
-      if (copying) (void)m.wait(index_);
-      return fail(q.token, from_errno(errno));
+    if (got < 0) {  // after some bytes, a short read (as above) once their copies ended
+      const errc failed = from_errno(errno);
+      const errc copied = copying ? m.wait(index_) : errc{};
+      if (done == 0 || copied != errc{}) return fail(q.token, done == 0 ? failed : copied);
+      return complete(q.token, done, errc{});
     }
     if (got == 0) break;
     if (copying) {  // the other half's copy must end before its half is read into again
@@ -186,7 +205,8 @@ void reactor_thread::op_write(const detail::request& q, const unsigned char* dat
     while (put < want) {
       const ssize_t w = ::pwrite(fd, piece + put, want - put, static_cast<off_t>(off + done + put));
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return fail(q.token, from_errno(errno));
+      if (w < 0 && done + put == 0) return fail(q.token, from_errno(errno));
+      if (w < 0) return complete(q.token, done + put, errc{});  // a short write: the next one reports the error
       put += static_cast<std::uint64_t>(w);
     }
     done += want;

@@ -4,7 +4,11 @@
 // test_io.cpp.
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstring>
 #include <string>
@@ -197,6 +201,45 @@ WEFT_HOST_DEVICE weft::task<malformed_out> malformed_root(const char* path) {
   co_return o;
 }
 
+// ---------------------------------------------------------------- files that are not files
+struct fifo_out {
+  int read_fifo, write_fifo, after;
+  int fd;
+};
+
+// A FIFO opened for reading and for writing, with nobody at its other end (either open
+// would wait for one), then a plain file.
+WEFT_HOST_DEVICE weft::task<fifo_out> fifo_root(const char* fifo, const char* plain) {
+  fifo_out o{};
+  o.read_fifo = code_of(co_await weft::io::open(fifo, O_RDONLY));
+  o.write_fifo = code_of(co_await weft::io::open(fifo, O_WRONLY));
+  auto f = co_await weft::io::open(plain, O_RDONLY);
+  o.after = code_of(f);
+  o.fd = f ? f->fd : -1;  // left open: the test looks at its flags, shutdown closes it
+  co_return o;
+}
+
+struct short_write_out {
+  int first, second;
+  std::uint64_t put;
+};
+
+// 1,000 bytes written 500 bytes before a 4,096-byte file size limit, then 1,000 at it.
+WEFT_HOST_DEVICE weft::task<short_write_out> short_write_root(const char* path, const unsigned char* data) {
+  short_write_out o{};
+  auto f = co_await weft::io::open(path, O_RDWR);
+  if (!f) {
+    o.first = code_of(f);
+    co_return o;
+  }
+  auto w = co_await weft::io::write(*f, data, 1000, 4096 - 500);
+  o.first = code_of(w);
+  o.put = w ? *w : 0;
+  o.second = code_of(co_await weft::io::write(*f, data, 1000, 4096));
+  (void)co_await weft::io::close(*f);
+  co_return o;
+}
+
 #if WEFT_CUDA_COMPILE
 // Makes the device pass compile the roots above (block_on calls them from host code).
 __global__ void io_error_roots_compile_for_device(const char* p, unsigned char* b) {
@@ -205,6 +248,8 @@ __global__ void io_error_roots_compile_for_device(const char* p, unsigned char* 
   (void)past_eof_root(p, b, b);
   (void)handles_root(p, b);
   (void)malformed_root(p);
+  (void)fifo_root(p, p);
+  (void)short_write_root(p, b);
 }
 #endif
 
@@ -325,4 +370,53 @@ TEST_CASE("a malformed request (an unknown opcode or host_call of 7 arguments or
   CHECK(o.after_code == 0);
   CHECK(o.after == 42);
   CHECK(rt.reactor_stats().handler_errors == 0);
+}
+
+TEST_CASE("io::open of a FIFO, for reading or writing with nobody at its other end, gives invalid_argument at once "
+          "and a file opened after it is a blocking descriptor",
+          "[io][fault]") {
+  temp_file file(twenty);
+  const std::string fifo = file.path + ".fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  shared_text fifo_path(fifo), plain(file.path);
+  weft::runtime rt(weft_test::any_backend_config());
+  const fifo_out o = rt.block_on([] WEFT_HOST_DEVICE(const char* f, const char* p) { return fifo_root(f, p); },
+                                 fifo_path.c_str(), plain.c_str());
+  ::unlink(fifo.c_str());
+  CHECK(o.read_fifo == code(weft::errc::invalid_argument));
+  CHECK(o.write_fifo == code(weft::errc::invalid_argument));
+  CHECK(o.after == 0);
+  REQUIRE(o.fd >= 0);
+  const int fl = ::fcntl(o.fd, F_GETFL);  // the reactor's descriptor, in this process
+  CHECK(fl != -1);
+  CHECK((fl & O_NONBLOCK) == 0);  // opened non-blocking, then made blocking again
+}
+
+TEST_CASE("io::write stopped by a system error after some bytes returns those bytes, and the next write gets the "
+          "error",
+          "[io][fault]") {
+  temp_file file("");
+  shared_text path(file.path);
+  shared_array<unsigned char> data(1000);
+  for (int i = 0; i < 1000; ++i) data[i] = static_cast<unsigned char>('a' + i % 26);
+  weft::runtime rt(weft_test::any_backend_config());
+  // A file size limit for this process (the reactor thread's writes), put back after;
+  // a write past it fails with EFBIG instead of raising SIGXFSZ.
+  rlimit old{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  const rlimit lim{4096, old.rlim_max};
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  const short_write_out o = rt.block_on(
+      [] WEFT_HOST_DEVICE(const char* p, const unsigned char* d) { return short_write_root(p, d); }, path.c_str(),
+      data.data());
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  rt.shutdown();
+  CHECK(o.first == 0);
+  CHECK(o.put == 500);  // the bytes that landed, not an error that hides them
+  CHECK(o.second == code(weft::errc::io_error));
+  const std::string back = file.read_all();
+  REQUIRE(back.size() == 4096);
+  CHECK(back.substr(4096 - 500) == std::string(reinterpret_cast<const char*>(data.data()), 500));
 }

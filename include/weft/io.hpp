@@ -19,9 +19,13 @@
 //
 // Errors: not_found (no such file), bad_handle (not an open file), io_error (another
 // system call failure), too_large (a path of 4096 bytes or more, a print over 64 KiB),
-// invalid_argument (a null text), host_unavailable (the reactor thread stopped),
-// shutting_down (the runtime is stopping), backend_unavailable (no runtime: run_inline).
-// A short read is not an error: read returns the bytes it got, 0 at end of file.
+// invalid_argument (a null text; a FIFO or a socket given to open: files are read and
+// written at offsets, and open never waits for a FIFO's other end), host_unavailable
+// (the reactor thread stopped), shutting_down (the runtime is stopping),
+// backend_unavailable (no runtime: run_inline).
+// A short read is not an error: read returns the bytes it got, 0 at end of file. A read
+// or write that a system error stops after some bytes returns those bytes, as read(2)
+// and write(2) do; the next call at the following offset gets the error.
 #pragma once
 #include <cstddef>
 #include <cstdint>
