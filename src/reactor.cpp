@@ -187,6 +187,7 @@ void reactor::stop() noexcept {
   closing_.store(true, std::memory_order_release);
   for (auto& t : threads_) t->request_stop();
   for (auto& t : threads_) t->join();
+  for (auto& t : threads_) t->close_sockets();  // as the files below: nothing serves them now
   std::unique_lock lk(files_m_);
   for (int fd : files_) ::close(fd);  // files the tasks left open
   files_.clear();

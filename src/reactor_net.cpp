@@ -436,6 +436,8 @@ bool reactor_thread::finish_net_copies() noexcept {
   return true;
 }
 
+void reactor_thread::close_sockets() noexcept { net_.reset(); }  // ~net_state closes them
+
 void reactor_thread::fail_net(errc e) noexcept {
   if (!net_ || net_->waiting == 0) return;
   settle_net_copies();  // no writer is dropped while a copy into its staging part runs

@@ -21,6 +21,9 @@ class reactor_thread {
   void start();
   void join() noexcept;
   void request_stop() noexcept { stop_.store(true, std::memory_order_release); }
+  // After join: closes the sockets the tasks left open (a listener stops accepting, its
+  // port is free again, peers see the close) and forgets them.
+  void close_sockets() noexcept;
   // Fault drill: from now on every request fails with host_unavailable.
   void stop_service() noexcept { failing_.store(true, std::memory_order_release); }
   // True when everything taken has been completed and the task side took it all.
