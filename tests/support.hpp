@@ -14,7 +14,7 @@ namespace weft_test {
 struct counted {
   static inline std::atomic<int> live{0};
   counted() { live.fetch_add(1); }
-  counted(const counted&) { live.fetch_add(1); }
+  counted(const counted&) noexcept { live.fetch_add(1); }
   ~counted() { live.fetch_sub(1); }
 };
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "support.hpp"
@@ -140,4 +141,44 @@ TEST_CASE("shutdown destroys a task holding a mutex guard and the tasks waiting 
     }
     REQUIRE(counted::live == 0);
   }
+}
+
+namespace {
+// Copies throw when `boom` is set; moves never do (a channel's items must move nothrow).
+struct throws_on_copy {
+  int v = 0;
+  bool boom = false;
+  throws_on_copy() = default;
+  throws_on_copy(int x, bool b) : v(x), boom(b) {}
+  throws_on_copy(const throws_on_copy& o) : v(o.v), boom(o.boom) {
+    if (boom) throw std::runtime_error("copy");
+  }
+  throws_on_copy(throws_on_copy&&) noexcept = default;
+  throws_on_copy& operator=(const throws_on_copy&) = default;
+};
+
+weft::task<int> receive_value(weft::channel<throws_on_copy>& ch) {
+  auto r = co_await ch.recv();
+  co_return r ? r->v : -1;
+}
+}  // namespace
+
+// Host: exceptions from an item's copy reach host code only.
+TEST_CASE("a try_send whose copy of the item throws leaves the channel usable and its waiting receiver still waiting",
+          "[sync]") {
+  weft::channel<throws_on_copy> ch(2);
+  weft::runtime rt(weft_test::host_config(1));
+  auto h = rt.spawn([](weft::channel<throws_on_copy>* c) { return receive_value(*c); }, &ch);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the receiver parks on the empty channel
+  const throws_on_copy bad(1, true);
+  REQUIRE_THROWS_AS(ch.try_send(bad), std::runtime_error);
+  CHECK(ch.size() == 0);  // the lock is free again: size() returns
+  CHECK(!h.is_ready());   // the receiver was not taken off its list for the failed send
+  const throws_on_copy good(7, false);
+  REQUIRE(ch.try_send(good).has_value());
+  CHECK(h.get() == 7);  // the waiting receiver got the next item
+  REQUIRE(ch.try_send(throws_on_copy(8, true)).has_value());  // a moved item does not copy
+  auto r = ch.try_recv();
+  REQUIRE(r.has_value());
+  CHECK(r->v == 8);
 }

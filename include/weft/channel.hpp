@@ -18,7 +18,9 @@
 //     the send). Receivers first drain what the buffer holds, then get errc::closed;
 //     receivers waiting at close() (so the buffer is empty) get errc::closed at once.
 //     close() is idempotent and may be called by any task or, on the host backend, by
-//     host code outside a task.
+//     host code outside a task. A channel that had tasks waiting when their runtime
+//     shut down may only be destroyed afterwards: shutdown destroyed them, and the
+//     lists still name their nodes (docs/design.md, Known limits).
 //   * try_send: errc::queue_full when full, errc::closed when closed; the argument is
 //     left untouched unless the send succeeds. try_recv: errc::would_block when empty
 //     and open, errc::closed when closed and drained.
@@ -29,8 +31,10 @@
 //   * A channel may live in a task's frame and be shared by reference with tasks its
 //     owner outlives; the owner may destroy it as soon as its own last operation on it
 //     returned (operations touch the channel last when they release its lock, and the
-//     destructor takes the lock once). Destroying it destroys the items still buffered. T must be
-//     move-constructible and at most 16-byte aligned.
+//     destructor takes the lock once). Destroying it destroys the items still buffered.
+//     T must be nothrow move-constructible (items move under the lock) and at most
+//     16-byte aligned; try_send(const T&) copies before it locks, so a throwing copy
+//     changes nothing.
 //
 // Design
 //   State, all guarded by lock_ (see detail/wait_list.hpp for the lock protocol):
@@ -64,7 +68,9 @@ namespace weft {
 template <class T>
 class channel {
   static_assert(!std::is_void_v<T> && !std::is_reference_v<T>, "channel<T>: T must be an object type");
-  static_assert(std::is_move_constructible_v<T>, "channel<T>: T must be move-constructible");
+  // Items move under the channel's spin lock (and in noexcept wake paths): a move that
+  // threw there would leave the lock held and a popped waiter never woken.
+  static_assert(std::is_nothrow_move_constructible_v<T>, "channel<T>: T must be nothrow move-constructible");
   static_assert(alignof(T) <= 16, "channel<T>: T must be at most 16-byte aligned (frame-pool blocks are)");
 
  public:
@@ -155,7 +161,9 @@ class channel {
   }
   WEFT_HOST_DEVICE recv_awaiter recv() noexcept { return recv_awaiter{this}; }
 
-  WEFT_HOST_DEVICE result<void> try_send(const T& item) { return try_send_impl(item); }
+  // (The copy is made before the lock is taken: a copy that throws leaves the channel
+  // as it was, and the exception reaches the caller.)
+  WEFT_HOST_DEVICE result<void> try_send(const T& item) { return try_send_impl(T(item)); }
   WEFT_HOST_DEVICE result<void> try_send(T&& item) { return try_send_impl(std::move(item)); }
   WEFT_HOST_DEVICE result<T> try_recv();
 

@@ -4,8 +4,11 @@
 //
 // set() wakes every waiting task and leaves the event set until reset(); wait() on a
 // set event does not suspend. An event may live in a task's frame and be shared by
-// reference with tasks that its owner outlives. set() may also be called from host
-// code outside any task (on the host backend).
+// reference with tasks that its owner outlives.
+// set() may also be called from host code outside any task (on the host backend).
+// Tasks still waiting when their runtime shuts down are destroyed by the shutdown, but
+// the event's list still names them: after that shutdown the event may only be
+// destroyed, not set (docs/design.md, Known limits).
 //
 // Design (one word): `state_` is either
 //   0            not set, nobody waiting

@@ -11,7 +11,8 @@
 // between workers while holding it, and any task may unlock it (the usual rule still
 // applies: unlock only what you locked). unlock() of an unlocked mutex is a contract
 // violation. A mutex may live in a task's frame and be shared by reference with tasks
-// its owner outlives.
+// its owner outlives. A mutex that had tasks waiting when their runtime shut down may
+// only be destroyed afterwards (see semaphore.hpp).
 //
 // Design: a semaphore with one permit (detail::permit_pool, see semaphore.hpp for the
 // invariants and memory orders): free permit = unlocked. lock()'s fast path is one CAS;

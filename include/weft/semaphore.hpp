@@ -10,6 +10,9 @@
 // a later acquire, and no waiter starves while permits keep being released. A semaphore
 // may live in a task's frame and be shared by reference with tasks its owner outlives.
 // release() may also be called from host code outside any task (host backend).
+// Tasks still waiting when their runtime shuts down are destroyed by the shutdown, but
+// the waiter list still names them: after that shutdown the semaphore (or mutex) may
+// only be destroyed, not released (docs/design.md, Known limits).
 //
 // Design (permit_pool, shared with weft::mutex)
 //   count_    free permits, an atomic word: acquire's fast path takes one with a CAS
