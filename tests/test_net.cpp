@@ -93,8 +93,35 @@ WEFT_HOST_DEVICE weft::task<int> accept_forever(int* port_out) {
   co_return code_of(c);
 }
 
+struct pending_out {
+  int accept_code, recv_code, send_code;
+};
+
+WEFT_HOST_DEVICE weft::task<int> send_until_shutdown(weft::net::conn c, const unsigned char* big, std::size_t n) {
+  co_return code_of(co_await c.send(big, n));
+}
+
+// Accepts one client, which never reads or writes: a send of n bytes (more than the
+// socket buffers hold) waits for room in a task of its own, and a recv waits for data.
+WEFT_HOST_DEVICE weft::task<pending_out> pending_root(int* port_out, const unsigned char* big, std::size_t n) {
+  pending_out o{};
+  auto l = co_await weft::net::listen(0);
+  if (!l) co_return o;
+  weft::detail::device_atomic<int>(*port_out).store(l->port(), weft::detail::mo_release);
+  auto c = co_await l->accept();
+  o.accept_code = code_of(c);
+  if (!c) co_return o;
+  auto sender = weft::spawn(send_until_shutdown(*c, big, n));
+  unsigned char b[256];
+  o.recv_code = code_of(co_await c->recv(b, sizeof b));
+  auto s = co_await weft::try_await(sender);
+  o.send_code = s ? *s : -1;
+  co_return o;
+}
+
 #if WEFT_CUDA_COMPILE
 __global__ void net_roots_compile_for_device(int* p, int n) {
+  (void)pending_root(p, nullptr, 0);
   (void)echo_root(p, n);
   (void)bad_handles_root();
   (void)accept_forever(p);
@@ -223,4 +250,25 @@ TEST_CASE("runtime shutdown fails a pending accept with shutting_down and closes
   const int late = connect_to(port[0]);
   CHECK(late == -1);  // refused: nobody listens there any more
   if (late >= 0) ::close(late);
+}
+
+TEST_CASE("runtime shutdown fails a recv waiting for data and a send waiting for room with shutting_down", "[net][fault]") {
+  const std::size_t n = std::size_t{32} << 20;  // far more than a loopback socket's buffers
+  shared_array<int> port(1);
+  shared_array<unsigned char> big(n);
+  weft::runtime rt(weft_test::any_backend_config());
+  auto h = rt.spawn([] WEFT_HOST_DEVICE(int* p, const unsigned char* b, std::size_t k) { return pending_root(p, b, k); },
+                    port.data(), big.data(), n);
+  REQUIRE(wait_port(port) > 0);
+  const int client = connect_to(port[0]);  // never reads or writes
+  REQUIRE(client >= 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the recv and the send are waiting
+  CHECK(!h.is_ready());
+  rt.shutdown();
+  const weft::result<pending_out> r = h.try_get();
+  ::close(client);
+  REQUIRE(r.has_value());
+  CHECK(r->accept_code == 0);
+  CHECK(r->recv_code == code(weft::errc::shutting_down));
+  CHECK(r->send_code == code(weft::errc::shutting_down));
 }
