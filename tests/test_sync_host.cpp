@@ -182,3 +182,71 @@ TEST_CASE("a try_send whose copy of the item throws leaves the channel usable an
   REQUIRE(r.has_value());
   CHECK(r->v == 8);
 }
+
+namespace {
+weft::task<int> wait_then(weft::event& ev) {
+  co_await ev.wait();
+  co_return 1;
+}
+weft::task<int> acquire_then(weft::semaphore& s, std::atomic<int>* order, int me) {
+  co_await s.acquire();
+  order->store(order->load() * 10 + me);  // one worker: no two of these run at once
+  co_return me;
+}
+weft::task<int> recv_code(weft::channel<int>& ch) {
+  auto r = co_await ch.recv();
+  co_return r ? 0 : static_cast<int>(r.error());
+}
+}  // namespace
+
+// Host: set(), release() and close() called by host code outside any task.
+TEST_CASE("set, release and close called from a host thread wake the tasks parked on an event, a semaphore and a "
+          "channel",
+          "[sync]") {
+  weft::event ev;
+  weft::semaphore s(0);
+  weft::channel<int> ch(1);
+  std::atomic<int> order{0};
+  weft::runtime rt(weft_test::host_config(2));
+  auto a = rt.spawn([](weft::event* e) { return wait_then(*e); }, &ev);
+  auto b = rt.spawn([](weft::semaphore* p, std::atomic<int>* o) { return acquire_then(*p, o, 7); }, &s, &order);
+  auto c = rt.spawn([](weft::channel<int>* q) { return recv_code(*q); }, &ch);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all three park
+  CHECK(!a.is_ready());
+  CHECK(!b.is_ready());
+  CHECK(!c.is_ready());
+  std::thread host([&] {
+    ev.set();
+    s.release();
+    ch.close();
+  });
+  host.join();
+  CHECK(a.get() == 1);
+  CHECK(b.get() == 7);
+  CHECK(c.get() == static_cast<int>(weft::errc::closed));
+  CHECK(s.available() == 0);  // the permit went to the waiter, not back to the pool
+}
+
+// Host: one worker, so the waiters park in the order they were spawned.
+TEST_CASE("a semaphore hands released permits to its waiters oldest first", "[sync]") {
+  weft::semaphore s(0);
+  std::atomic<int> order{0};
+  weft::runtime rt(weft_test::host_config(1));
+  std::vector<weft::host_handle<int>> hs;
+  for (int i = 1; i <= 4; ++i) {
+    hs.push_back(rt.spawn([](weft::semaphore* p, std::atomic<int>* o, int me) { return acquire_then(*p, o, me); }, &s,
+                          &order, i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // task i parks before i + 1 starts
+  }
+  s.release(2);
+  CHECK(hs[0].get() == 1);
+  CHECK(hs[1].get() == 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(!hs[2].is_ready());  // the two oldest took the two permits
+  CHECK(!hs[3].is_ready());
+  s.release(2);
+  CHECK(hs[2].get() == 3);
+  CHECK(hs[3].get() == 4);
+  const int o = order.load();  // the first two and the last two in either order within each pair
+  CHECK((o == 1234 || o == 2134 || o == 1243 || o == 2143));
+}
