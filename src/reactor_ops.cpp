@@ -82,11 +82,11 @@ void reactor_thread::op_open(const detail::request& q, const unsigned char* data
   if (path.empty() || path.find('\0') != std::string::npos) return fail(q.token, errc::invalid_argument);
   // Files are read and written at offsets (pread, pwrite): a FIFO or a socket would
   // give ESPIPE on every call, and a FIFO's open waits for its other end, which would
-  // hold this thread and every request behind it, and shutdown. So they are refused,
-  // before the open and again on the descriptor (the path may change in between), and
-  // the open itself is non-blocking; O_NONBLOCK is then cleared unless it was asked for.
+  // hold this thread and every request behind it, and shutdown. So the open is
+  // non-blocking (a FIFO opened for writing with no reader, or a socket's path, fails
+  // with ENXIO), what it opened is refused when fstat says FIFO or socket, and
+  // O_NONBLOCK is then cleared unless it was asked for.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !positional(st)) return fail(q.token, errc::invalid_argument);
   const int flags = static_cast<int>(q.args[0]);
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, static_cast<mode_t>(q.args[1]));
   if (fd < 0) return fail(q.token, errno == ENXIO ? errc::invalid_argument : from_errno(errno));

@@ -310,6 +310,28 @@ TEST_CASE("a configuration outside its documented bounds is refused with invalid
 #endif
 #endif
 
+#if !defined(WEFT_TEST_SANITIZED) && !WEFT_DEVICE_PASS
+// For a forked child about to run out of address space: one malloc arena, kept from
+// shrinking, with room made in it first, so that what a failure path allocates needs no
+// new mapping.
+static void keep_malloc_from_mapping() {
+  ::mallopt(M_ARENA_MAX, 1);
+  ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  std::free(std::calloc(16 << 20, 1));
+}
+
+// Limits the child's address space to what it maps now plus `room` bytes (exit 3 if
+// the limit cannot be set).
+static void limit_address_space(rlim_t room) {
+  std::size_t pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+  const rlimit lim{now + room, now + room};
+  if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(3);
+}
+#endif
+
 TEST_CASE("a host runtime whose worker threads cannot all start throws backend_unavailable, having joined the rest",
           "[runtime][executor][fork]") {
 #if defined(WEFT_TEST_SANITIZED) || WEFT_DEVICE_PASS
@@ -317,25 +339,16 @@ TEST_CASE("a host runtime whose worker threads cannot all start throws backend_u
 #else
   // In a child: an address-space limit a little above what the process maps now, so that
   // the first few of the 64 workers' stacks fit and the rest do not (the workers are the
-  // runtime's first threads). One malloc arena, kept from shrinking, with room made in it
-  // first: what the failure path allocates then needs no new mapping.
+  // runtime's first threads).
   auto [status, text] = run_in_child([] {
-    ::mallopt(M_ARENA_MAX, 1);
-    ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    std::free(std::calloc(16 << 20, 1));
+    keep_malloc_from_mapping();
     pthread_attr_t attr;
     std::size_t stack = 8u << 20;
     if (::pthread_attr_init(&attr) == 0) {
       ::pthread_attr_getstacksize(&attr, &stack);
       ::pthread_attr_destroy(&attr);
     }
-    std::size_t pages = 0;
-    std::ifstream("/proc/self/statm") >> pages;
-    const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
-    const rlim_t room = (16u << 20) + 8 * static_cast<rlim_t>(stack);  // 8 stacks, far from 64
-    const rlimit lim{now + room, now + room};
-    if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(3);
+    limit_address_space((16u << 20) + 8 * static_cast<rlim_t>(stack));  // 8 stacks, far from 64
     weft::config c = weft_test::host_config(64);
     c.frame_pool_bytes = 1u << 20;
     try {
@@ -373,18 +386,11 @@ TEST_CASE("bulk_warps on a host worker that cannot map its lanes' fiber stacks s
   // for a job already handed out, so the process stops naming the cause. After, with no
   // limit, the same job completes (so the stop is the limit's doing).
   auto [status, text] = run_in_child([] {
-    ::mallopt(M_ARENA_MAX, 1);
-    ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    std::free(std::calloc(16 << 20, 1));
+    keep_malloc_from_mapping();
     weft::config c = weft_test::host_config(1);
     c.frame_pool_bytes = 1u << 20;
     weft::runtime rt(c);
-    std::size_t pages = 0;
-    std::ifstream("/proc/self/statm") >> pages;
-    const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
-    const rlimit lim{now + (2u << 20), now + (2u << 20)};  // room for 7 of the 32 stacks
-    if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(3);
+    limit_address_space(2u << 20);  // room for 7 of the 32 stacks
     const int r = rt.block_on(one_warp_job);
     std::fprintf(stderr, "job ran: %d\n", r);
     ::_exit(4);  // every stack mapped: the limit was too loose to test anything
