@@ -89,6 +89,18 @@ void validate(const config& c) {
     bad("park_max_ns must be in 256..1000000 (a worker's first nap is 256 ns), got " + std::to_string(c.park_max_ns));
 }
 
+// Starts the reactor's threads; a thread that cannot start is backend_unavailable, as
+// for the host workers (the reactor's destructor, run as the constructor unwinds, joins
+// those that did start, after the executor has stopped).
+void start_reactor(rt::reactor& io, const config& cfg) {
+  try {
+    io.start();
+  } catch (const std::system_error& e) {
+    throw error(errc::backend_unavailable, "weft: the host reactor could not start its threads (config::reactor_threads = " +
+                                               std::to_string(cfg.reactor_threads) + "): " + e.what());
+  }
+}
+
 }  // namespace
 
 bool detail::on_runtime_thread() noexcept {
@@ -130,7 +142,7 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
     dc.timer_capacity = cfg.timer_capacity;
     dc.mailboxes = impl_->io->shared();
     impl_->dev = std::make_shared<exec::device_runtime>(dc);
-    impl_->io->start();
+    start_reactor(*impl_->io, cfg);
     return;
   }
 #endif
@@ -150,7 +162,7 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
                                          std::to_string(cfg.frame_pool_bytes) + ") or its workers");
   }
   impl_->host->set_io(impl_->io->host_link());
-  impl_->io->start();
+  start_reactor(*impl_->io, cfg);
 }
 
 runtime::~runtime() { shutdown(); }

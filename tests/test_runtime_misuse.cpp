@@ -368,6 +368,44 @@ TEST_CASE("a host runtime whose worker threads cannot all start throws backend_u
 #endif
 }
 
+TEST_CASE("a runtime whose reactor threads cannot all start throws backend_unavailable, having stopped the rest",
+          "[runtime][io][fork]") {
+#if defined(WEFT_TEST_SANITIZED) || WEFT_DEVICE_PASS
+  SUCCEED("an address-space limit cannot be set under a sanitizer's shadow memory");
+#else
+  // As above, but one worker thread and 64 reactor threads: the worker and the first few
+  // reactor threads fit under the limit, the rest do not. Before the fix the
+  // std::system_error of std::thread escaped the constructor as it was.
+  auto [status, text] = run_in_child([] {
+    keep_malloc_from_mapping();
+    pthread_attr_t attr;
+    std::size_t stack = 8u << 20;
+    if (::pthread_attr_init(&attr) == 0) {
+      ::pthread_attr_getstacksize(&attr, &stack);
+      ::pthread_attr_destroy(&attr);
+    }
+    limit_address_space((16u << 20) + 8 * static_cast<rlim_t>(stack));  // 8 stacks, far from 65
+    weft::config c = weft_test::host_config(1);
+    c.frame_pool_bytes = 1u << 20;
+    c.reactor_threads = 64;
+    c.mailbox_slots = 64;
+    try {
+      weft::runtime rt(c);
+      ::_exit(4);  // every thread started: the limit was too loose to test anything
+    } catch (const weft::error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(e.code() == weft::errc::backend_unavailable ? 0 : 5);
+    } catch (...) {
+      ::_exit(6);
+    }
+  });
+  INFO(text);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(text.find("reactor could not start its threads") != std::string::npos);
+#endif
+}
+
 // A one-warp job whose lanes only meet at a sync, for the stack test below.
 constexpr auto one_warp_job = [] WEFT_HOST_DEVICE() -> weft::task<int> {
   co_await weft::bulk_warps(1, [] WEFT_HOST_DEVICE(weft::warp_ctx& w) { w.sync(); });

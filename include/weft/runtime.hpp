@@ -11,6 +11,9 @@
 //     the host backend.
 //   * asking for cuda throws weft::error(errc::backend_unavailable) with the reason: no
 //     usable GPU (with the CUDA runtime's message) or weft built without CUDA.
+//   * a host worker thread or a reactor thread that cannot start (std::thread's
+//     system_error) is errc::backend_unavailable too, after the threads that did start
+//     have stopped.
 // Host-side API errors are C++ exceptions (weft::error); inside tasks errors are values.
 //
 // The cuda backend runs device code compiled in a CUDA translation unit (see
