@@ -21,6 +21,10 @@
 #include <thread>
 #include <unistd.h>
 
+#if !WEFT_DEVICE_PASS
+#include "child_process.hpp"
+using weft_test::run_in_child;
+#endif
 #include "shared_array.hpp"
 #include "support.hpp"
 
@@ -78,32 +82,6 @@ std::uint64_t use_blocking_api_inside(weft::runtime& rt) {
   return s;  // `stuck` is dropped: detached, parked until shutdown destroys it
 }
 
-#if !WEFT_DEVICE_PASS
-// Runs `fn` in a forked child with its stderr captured; returns the child's wait status
-// and what it wrote to stderr.
-template <class Fn>
-std::pair<int, std::string> run_in_child(Fn fn) {
-  int out[2];
-  REQUIRE(::pipe(out) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::signal(SIGABRT, SIG_DFL);  // not Catch2's handler, which would report a failure here
-    ::dup2(out[1], 2);
-    ::close(out[0]);
-    fn();
-    ::_exit(0);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[512];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return {status, text};
-}
-#endif
 
 // Host backend, task code: the runtime's own blocking calls from inside a task.
 constexpr auto block_inside_task = [] WEFT_HOST_DEVICE(weft::runtime* rt) -> weft::task<int> {
