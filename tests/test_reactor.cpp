@@ -248,6 +248,26 @@ served_peers connect_peers(reactor_client& c, int k) {
   return p;
 }
 
+// Holds reactor thread 0 inside a host function (id 99) until release(): requests
+// posted meanwhile are all taken by the take_requests loop that called it, in one round.
+struct held_reactor {
+  std::unique_ptr<reactor_client::op> op;
+  std::shared_ptr<std::atomic<bool>> go;
+  void release() { go->store(true); }
+};
+held_reactor hold_reactor(reactor_client& c) {
+  auto in_fn = std::make_shared<std::atomic<bool>>(false);
+  auto go = std::make_shared<std::atomic<bool>>(false);
+  c.reactor().register_fn(99, [in_fn, go](std::span<const std::uint64_t>) -> std::uint64_t {
+    in_fn->store(true);
+    while (!go->load()) std::this_thread::yield();
+    return 0;
+  });
+  held_reactor h{c.post(d::opcode::host_call, {99}), go};
+  REQUIRE(weft_test::wait_for_value([&] { return in_fn->load(); }, true, std::chrono::seconds(5)));
+  return h;
+}
+
 }  // namespace
 
 TEST_CASE("the reactor's constructor frees every ring it allocated when a later allocation fails, and throws",
@@ -368,20 +388,23 @@ TEST_CASE("staged recvs started in one round are finished together, each with it
     for (int k = 0; k < 3; ++k) REQUIRE(readable(conns[k], bytes));
   };
 
-  // Three recvs posted at once: usually taken in one round, so one wait ends their copies.
+  // Three recvs taken in one round (a host function holds the reactor thread while they
+  // are posted, so its take_requests loop finds all three behind it): their bytes are
+  // there already, so each starts its copy at once, and the round's one wait ends all three.
   send_all(n);
   {
+    auto held = hold_reactor(c);
     auto r0 = c.post(d::opcode::recv, {conns[0], addr(mem), n});
     auto r1 = c.post(d::opcode::recv, {conns[1], addr(mem + 4096), n});
     auto r2 = c.post(d::opcode::recv, {conns[2], addr(mem + 8192), n});
-    c.collect({r0.get(), r1.get(), r2.get()});
+    held.release();
+    c.collect({held.op.get(), r0.get(), r1.get(), r2.get()});
     for (auto* r : {r0.get(), r1.get(), r2.get()}) {
       CHECK(r->o.error == errc{});
       CHECK(r->o.value == n);
     }
     for (int k = 0; k < 3; ++k) CHECK(std::string(mem + 4096 * k, n) == message(k, n));
-    INFO("copies ended by one wait, at most: " << s.most_in_flight.load());
-    CHECK(s.most_in_flight.load() >= 1);
+    CHECK(s.most_in_flight.load() == 3);  // one wait for the round, not one per recv
   }
 
   // Recvs asking for the whole staging buffer: each after the first must wait for the
@@ -445,11 +468,14 @@ TEST_CASE("staged sends started in one round are copied out together and reach t
   char* mem = s.task_memory.data();  // "GPU memory": sends over 184 bytes are staged
   for (int k = 0; k < 3; ++k) std::memcpy(mem + 4096 * k, message(k, 2000).data(), 2000);
 
-  {  // three sends at once, two on one socket
+  {  // three sends taken in one round (see hold_reactor), two on one socket
+    auto held = hold_reactor(c);
     auto s0 = c.post(d::opcode::send, {conns[0], addr(mem), 2000});
     auto s1 = c.post(d::opcode::send, {conns[1], addr(mem + 4096), 2000});
     auto s2 = c.post(d::opcode::send, {conns[0], addr(mem + 8192), 1500});
-    c.collect({s0.get(), s1.get(), s2.get()});
+    held.release();
+    c.collect({held.op.get(), s0.get(), s1.get(), s2.get()});
+    CHECK(s.most_in_flight.load() == 3);  // the three copies out, ended by the round's one wait
     CHECK(s0->o.error == errc{});
     CHECK(s0->o.value == 2000);
     CHECK(s1->o.value == 2000);
