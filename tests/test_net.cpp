@@ -85,6 +85,38 @@ WEFT_HOST_DEVICE weft::task<bad_out> bad_handles_root() {
   co_return o;
 }
 
+struct null_out {
+  int accept_code, recv_null, recv_null_big, recv_zero, send_null, send_null_big, recv_code, send_code, close_code;
+  std::uint64_t got, sent;
+};
+// Accepts one client, makes every recv and send with a null buffer (and a recv of 0
+// bytes, which could not tell its answer from the peer's close), then echoes what one
+// recv gives: the refused calls must neither take the client's bytes nor send any.
+WEFT_HOST_DEVICE weft::task<null_out> null_buffers_root(int* port_out) {
+  null_out o{};
+  auto l = co_await weft::net::listen(0);
+  if (!l) co_return o;
+  weft::detail::device_atomic<int>(*port_out).store(l->port(), weft::detail::mo_release);
+  auto c = co_await l->accept();
+  o.accept_code = code_of(c);
+  if (!c) co_return o;
+  unsigned char b[64];
+  o.recv_null = code_of(co_await c->recv(nullptr, 10));
+  o.recv_null_big = code_of(co_await c->recv(nullptr, 3000));  // (a staged size on the GPU)
+  o.recv_zero = code_of(co_await c->recv(b, 0));
+  o.send_null = code_of(co_await c->send(nullptr, 10));
+  o.send_null_big = code_of(co_await c->send(nullptr, 3000));
+  auto n = co_await c->recv(b, sizeof b);
+  o.recv_code = code_of(n);
+  o.got = n ? *n : 0;
+  auto s = co_await c->send(b, o.got);
+  o.send_code = code_of(s);
+  o.sent = s ? *s : 0;
+  o.close_code = code_of(co_await c->close());
+  (void)co_await l->close();
+  co_return o;
+}
+
 WEFT_HOST_DEVICE weft::task<int> accept_forever(int* port_out) {
   auto l = co_await weft::net::listen(0);
   if (!l) co_return code_of(l);
@@ -125,6 +157,7 @@ __global__ void net_roots_compile_for_device(int* p, int n) {
   (void)echo_root(p, n);
   (void)bad_handles_root();
   (void)accept_forever(p);
+  (void)null_buffers_root(p);
 }
 #endif
 
@@ -223,6 +256,40 @@ TEST_CASE("a peer that resets the connection gives the serving task an error and
   // the first recv after it reports whether it was already waiting or came later (a
   // plain 0, the orderly close, would be the wrong answer: net.hpp's closed).
   REQUIRE(o.recv_error == code(weft::errc::closed));
+}
+
+TEST_CASE("net recv and send with a null buffer, and a recv of 0 bytes, give invalid_argument and leave the "
+          "connection's bytes as they were",
+          "[net][fault]") {
+  shared_array<int> port(1);
+  weft::runtime rt(weft_test::any_backend_config());
+  auto h = rt.spawn([] WEFT_HOST_DEVICE(int* p) { return null_buffers_root(p); }, port.data());
+  const int p = wait_port(port);
+  REQUIRE(p > 0);
+  const int fd = connect_to(p);
+  REQUIRE(fd >= 0);
+  timeval tv{10, 0};  // a task that went wrong makes these reads fail, not hang
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  REQUIRE(send_all(fd, "hello", 5));
+  char back[5];
+  REQUIRE(recv_all(fd, back, 5));
+  CHECK(std::string(back, 5) == "hello");
+  char more;
+  CHECK(::recv(fd, &more, 1, 0) == 0);  // then the task's close: no byte from the refused sends
+  ::close(fd);
+  const null_out o = h.get();
+  const int bad = code(weft::errc::invalid_argument);
+  CHECK(o.accept_code == 0);
+  CHECK(o.recv_null == bad);
+  CHECK(o.recv_null_big == bad);
+  CHECK(o.recv_zero == bad);
+  CHECK(o.send_null == bad);
+  CHECK(o.send_null_big == bad);
+  CHECK(o.recv_code == 0);
+  CHECK(o.got == 5);  // the bytes no refused recv took
+  CHECK(o.send_code == 0);
+  CHECK(o.sent == 5);
+  CHECK(o.close_code == 0);
 }
 
 TEST_CASE("socket requests on handles that are not open sockets give bad_handle, and a taken port gives io_error",
