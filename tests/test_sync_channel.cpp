@@ -161,6 +161,126 @@ WEFT_HOST_DEVICE weft::task<int> channel_zero_root() {
   co_return ok;
 }
 
+WEFT_HOST_DEVICE weft::task<void> recv_into(weft::channel<int>& ch, int& got) {
+  weft::result<int> r = co_await ch.recv();
+  got = r ? *r : -code_of(r);
+}
+
+// One worker: each task spawned runs, and parks on the channel, at the spawner's next
+// yield, so the waiters queue in the order they were spawned. Receivers 1..4 wait on an
+// empty channel and sends 1..4 follow; then senders 1..4 wait on a full one (holding 0)
+// and receives follow. Returns what receiver k got as digit k, then what the receives
+// got (five digits): 1234 then 01234, oldest first on both sides (no waiter overtaken).
+WEFT_HOST_DEVICE weft::task<int> oldest_first_root() {
+  weft::channel<int> ch(1);
+  int got[4] = {};
+  weft::join_handle<void> rs[4];
+  for (int i = 0; i < 4; ++i) {
+    rs[i] = weft::spawn(recv_into(ch, got[i]));
+    co_await weft::yield();
+  }
+  for (int v = 1; v <= 4; ++v) (void)ch.try_send(v);  // each to the oldest waiting receiver
+  for (auto& r : rs) co_await std::move(r);
+  int receivers = 0;
+  for (int g : got) receivers = receivers * 10 + g;
+
+  (void)ch.try_send(0);  // full
+  int finished = 0;
+  weft::join_handle<int> ss[4];
+  for (int i = 0; i < 4; ++i) {
+    ss[i] = weft::spawn(send_and_report(ch, i + 1, finished));
+    co_await weft::yield();
+  }
+  int received = 0;
+  for (int i = 0; i < 5; ++i) {  // the buffered 0, then the senders' items as they refill it
+    weft::result<int> r = co_await ch.recv();
+    received = received * 10 + (r ? *r : 9);
+  }
+  for (auto& s : ss) co_await std::move(s);
+  co_return receivers * 100000 + received;  // 1234'01234
+}
+
+struct close_twice_report {
+  int receivers_closed;  // receivers waiting at the first close(): each woken once, with closed
+  int is_closed;
+  int drained_in_order;  // items buffered before the closes, received after them
+  int recv_after_drain;  // closed
+  int try_send_after;    // closed
+};
+
+// close() twice, with receivers waiting and with items buffered: the second changes
+// nothing (no second wake, no item dropped).
+WEFT_HOST_DEVICE weft::task<close_twice_report> close_twice_root() {
+  close_twice_report rep{};
+  {
+    weft::channel<int> empty(2);
+    weft::join_handle<int> rs[3];
+    for (auto& r : rs) r = weft::spawn(recv_code(empty));
+    for (int k = 0; k < 100; ++k) co_await weft::yield();
+    empty.close();
+    empty.close();
+    for (auto& r : rs) rep.receivers_closed += (co_await std::move(r)) == code(errc::closed);
+  }
+  weft::channel<int> ch(3);
+  for (int v = 1; v <= 3; ++v) (void)ch.try_send(v);
+  ch.close();
+  ch.close();
+  rep.is_closed = ch.is_closed();
+  for (int v = 1; v <= 3; ++v) {
+    weft::result<int> r = co_await ch.recv();
+    rep.drained_in_order += (r && *r == v);
+  }
+  rep.recv_after_drain = code_of(co_await ch.recv());
+  rep.try_send_after = code_of(ch.try_send(4));
+  co_return rep;
+}
+
+// Move-only, and shows whether it was moved from (v == -1 then).
+struct marked {
+  int v;
+  WEFT_HOST_DEVICE explicit marked(int x) noexcept : v(x) {}
+  WEFT_HOST_DEVICE marked(marked&& o) noexcept : v(o.v) { o.v = -1; }
+  marked(const marked&) = delete;
+  marked& operator=(const marked&) = delete;
+};
+
+// try_send(T&&) that fails (full, then closed) must leave its argument as it was; one
+// that succeeds moves it. Returns a bit per expectation met (all: 63).
+WEFT_HOST_DEVICE weft::task<int> try_send_keeps_item_root() {
+  weft::channel<marked> ch(1);
+  int ok = 0;
+  marked a(5);
+  ok |= (code_of(ch.try_send(static_cast<marked&&>(a))) == 0 && a.v == -1) << 0;  // (the probe sees a move)
+  marked b(7);
+  ok |= (code_of(ch.try_send(static_cast<marked&&>(b))) == code(errc::queue_full)) << 1;
+  ok |= (b.v == 7) << 2;  // refused while full: still the caller's
+  weft::result<marked> r = ch.try_recv();
+  ok |= (r && r->v == 5) << 3;
+  ch.close();
+  marked c(9);
+  ok |= (code_of(ch.try_send(static_cast<marked&&>(c))) == code(errc::closed)) << 4;
+  ok |= (c.v == 9) << 5;  // refused when closed: still the caller's
+  co_return ok;
+}
+
+// A buffer larger than the frame pool's largest block (1 MiB): the channel is broken with
+// out_of_memory, and every operation says so without waiting.
+WEFT_HOST_DEVICE weft::task<int> channel_oom_root() {
+  weft::channel<std::uint64_t> ch(std::uint32_t{1} << 18);  // 2 MiB of items
+  const int oom = code(errc::out_of_memory);
+  int ok = 0;
+  ok += code(ch.error()) == oom;
+  ok += code_of(ch.try_send(1)) == oom;
+  ok += code_of(ch.try_recv()) == oom;
+  ok += code_of(co_await ch.send(1)) == oom;  // does not wait
+  ok += code_of(co_await ch.recv()) == oom;   // does not wait
+  ch.close();
+  ok += code_of(co_await ch.recv()) == oom;
+  weft::channel<std::uint64_t> small(16);  // the pool itself is fine
+  ok += code(small.error()) == 0 && code_of(small.try_send(3)) == 0;
+  co_return ok;
+}
+
 #if WEFT_CUDA_COMPILE
 // Makes the device pass compile these roots (see test_sync.cpp's kernel for why).
 __global__ void channel_roots_compile_for_device(int n) {
@@ -170,6 +290,10 @@ __global__ void channel_roots_compile_for_device(int n) {
   (void)close_root();
   (void)channel_try_root();
   (void)channel_zero_root();
+  (void)oldest_first_root();
+  (void)close_twice_root();
+  (void)try_send_keeps_item_root();
+  (void)channel_oom_root();
 }
 #endif
 
@@ -233,6 +357,33 @@ TEST_CASE("a channel of capacity 0 is invalid and every operation reports invali
   REQUIRE(r == 6);
 }
 
+// One worker, so that the waiters queue in spawn order (host backend: a GPU worker is a
+// warp of 32 lanes, which would run the spawned tasks side by side).
+TEST_CASE("a channel serves its waiting receivers and its waiting senders oldest first", "[sync]") {
+  weft::runtime rt(weft_test::host_config(1));
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() { return oldest_first_root(); }) == 123401234);
+}
+
+TEST_CASE("close is idempotent: a second close wakes nobody again and drops no buffered item", "[sync]") {
+  weft::runtime rt(any_backend_config());
+  const auto r = rt.block_on([] WEFT_HOST_DEVICE() { return close_twice_root(); });
+  REQUIRE(r.receivers_closed == 3);
+  REQUIRE(r.is_closed == 1);
+  REQUIRE(r.drained_in_order == 3);
+  REQUIRE(r.recv_after_drain == code(errc::closed));
+  REQUIRE(r.try_send_after == code(errc::closed));
+}
+
+TEST_CASE("a try_send refused because the channel is full or closed leaves the moved-from argument untouched",
+          "[sync]") {
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() { return try_send_keeps_item_root(); }) == 63);
+}
+
+TEST_CASE("a channel whose buffer cannot be allocated reports out_of_memory from every operation", "[sync]") {
+  weft::runtime rt(any_backend_config());
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE() { return channel_oom_root(); }) == 7);
+}
 
 // See support.hpp: a runtime's device code must come from one CUDA translation unit.
 int weft_test::block_on_from_another_translation_unit(weft::runtime& rt) {
