@@ -1,11 +1,17 @@
-// Shutdown with tasks parked on every sync primitive: host backend only (host-only
-// code in the tasks: counted instances), so this file is plain C++ in every build.
+// Shutdown with tasks parked on every sync primitive, the primitives driven from host
+// threads (event::reset included), and the contract violations of mutex and semaphore
+// (in a forked child): host backend only (host-only code in the tasks: counted
+// instances), so this file is plain C++ in every build.
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "child_process.hpp"
 #include "support.hpp"
 
 using weft_test::counted;
@@ -249,4 +255,88 @@ TEST_CASE("a semaphore hands released permits to its waiters oldest first", "[sy
   CHECK(hs[3].get() == 4);
   const int o = order.load();  // the first two and the last two in either order within each pair
   CHECK((o == 1234 || o == 2134 || o == 1243 || o == 2143));
+}
+
+// Host: the event is set and reset by host code; the waiters are tasks on two workers.
+TEST_CASE("event::reset clears a set event so that later waits park until the next set, and on an unset event "
+          "leaves its waiters registered",
+          "[sync]") {
+  weft::event ev;
+  weft::runtime rt(weft_test::host_config(2));
+  ev.set();
+  CHECK(ev.is_set());
+  CHECK(rt.spawn([](weft::event* e) { return wait_then(*e); }, &ev).get() == 1);  // a set event: no wait
+  ev.reset();
+  CHECK_FALSE(ev.is_set());
+  ev.reset();  // a second reset changes nothing
+  CHECK_FALSE(ev.is_set());
+
+  // Waiters that come after the reset park; a reset while they wait (the event unset)
+  // must not drop them from its list: the next set wakes every one.
+  std::vector<weft::host_handle<int>> hs;
+  for (int i = 0; i < 3; ++i) hs.push_back(rt.spawn([](weft::event* e) { return wait_then(*e); }, &ev));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all three park
+  for (auto& h : hs) CHECK(!h.is_ready());
+  ev.reset();
+  CHECK_FALSE(ev.is_set());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (auto& h : hs) CHECK(!h.is_ready());  // the reset woke nobody
+  ev.set();
+  for (auto& h : hs) {
+    const bool woke = weft_test::wait_for_value([&] { return h.is_ready(); }, true, std::chrono::seconds(5));
+    CHECK(woke);
+    if (woke) CHECK(h.get() == 1);
+  }
+  CHECK(ev.is_set());  // set stays set until a reset
+}
+
+// Host: the contract violations stop the process (abort, after a line on stderr); each
+// runs in a forked child, beside a child that uses the same object within the contract.
+TEST_CASE("unlock of an unlocked mutex and a release past the semaphore's permit limit stop the process with a "
+          "contract violation",
+          "[sync][fork]") {
+  const auto stopped_with = [](const std::pair<int, std::string>& r, const char* what) {
+    INFO(r.second);
+    CHECK(WIFSIGNALED(r.first));
+    CHECK((WIFSIGNALED(r.first) && WTERMSIG(r.first) == SIGABRT));
+    CHECK(r.second.find(std::string("weft: contract violation: ") + what) != std::string::npos);
+  };
+  const auto exited_cleanly = [](const std::pair<int, std::string>& r) {
+    INFO(r.second);
+    CHECK((WIFEXITED(r.first) && WEXITSTATUS(r.first) == 0));
+  };
+  const char* mutex_misuse = "mutex::unlock of a mutex that is not locked";
+  const char* semaphore_misuse = "semaphore::release overflows the permit count";
+
+  stopped_with(weft_test::run_in_child([] {
+                 weft::mutex m;
+                 m.unlock();  // never locked
+               }),
+               mutex_misuse);
+  stopped_with(weft_test::run_in_child([] {
+                 weft::mutex m;
+                 if (m.try_lock()) m.unlock();
+                 m.unlock();  // unlocked twice
+               }),
+               mutex_misuse);
+  exited_cleanly(weft_test::run_in_child([] {
+    weft::mutex m;
+    if (m.try_lock()) m.unlock();
+  }));
+
+  stopped_with(weft_test::run_in_child([] {
+                 weft::semaphore s(weft::semaphore::max_permits);
+                 s.release();  // one past the limit
+               }),
+               semaphore_misuse);
+  stopped_with(weft_test::run_in_child([] {
+                 weft::semaphore s(5);
+                 s.release(weft::semaphore::max_permits - 4);  // 5 + that overflows
+               }),
+               semaphore_misuse);
+  exited_cleanly(weft_test::run_in_child([] {
+    weft::semaphore s(5);
+    s.release(weft::semaphore::max_permits - 5);  // exactly the limit
+    if (s.available() != weft::semaphore::max_permits) ::_exit(3);
+  }));
 }
