@@ -205,6 +205,11 @@ WEFT_HOST_DEVICE weft::task<int> spawn_sleepers(int n, int* codes, std::uint64_t
   co_return 0;
 }
 WEFT_HOST_DEVICE weft::task<int> one_call(std::uint32_t id) { co_return code_of(co_await weft::host_call(id, 1)); }
+// host_call(id, 1)'s value, or 1000 + its error code.
+WEFT_HOST_DEVICE weft::task<std::uint64_t> call_value(std::uint32_t id) {
+  auto r = co_await weft::host_call(id, 1);
+  co_return r ? *r : 1000u + static_cast<std::uint64_t>(r.error());
+}
 
 // n tasks each call host function `id` once and store the answer's code in codes[i].
 WEFT_HOST_DEVICE weft::task<void> call_and_report(std::uint32_t id, int* code_out) {
@@ -226,6 +231,7 @@ __global__ void io_roots_compile_for_device(const char* p, unsigned char* b, int
   (void)many_callers_root(n, n);
   (void)spawn_sleepers(n, c, ns);
   (void)one_call(1);
+  (void)call_value(1);
   (void)spawn_callers(1, n, c);
 }
 #endif
@@ -278,6 +284,30 @@ TEST_CASE("a host call slower than the in-place wait still answers its task", "[
     return a[0] + a[1];
   });
   REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n) { return call_many(n, 4); }, 20) == 20u * 21u / 2u);
+}
+
+TEST_CASE("register_host_fn replaces the function under an id, and refuses an empty one with invalid_argument, "
+          "changing nothing",
+          "[io][fault]") {
+  weft::runtime rt(weft_test::any_backend_config());
+  auto call = [&](std::uint32_t id) { return rt.block_on([] WEFT_HOST_DEVICE(std::uint32_t i) { return call_value(i); }, id); };
+  rt.register_host_fn(5, [](std::span<const std::uint64_t> a) -> std::uint64_t { return 10 + a[0]; });
+  REQUIRE(call(5) == 11);
+  rt.register_host_fn(5, [](std::span<const std::uint64_t> a) -> std::uint64_t { return 20 + a[0]; });
+  REQUIRE(call(5) == 21);  // the later function answers
+  const auto refused = [&](std::uint32_t id, weft::host_fn fn) {
+    try {
+      rt.register_host_fn(id, std::move(fn));
+    } catch (const weft::error& e) {
+      return e.code() == weft::errc::invalid_argument;
+    }
+    return false;
+  };
+  CHECK(refused(5, weft::host_fn{}));
+  CHECK(refused(5, static_cast<std::uint64_t (*)(std::span<const std::uint64_t>)>(nullptr)));  // empty too
+  CHECK(call(5) == 21);  // still registered: the refusal replaced nothing
+  CHECK(refused(6, weft::host_fn{}));
+  CHECK(call(6) == 1000u + static_cast<std::uint64_t>(weft::errc::not_found));  // nor registered anything
 }
 
 TEST_CASE("host_call to an unregistered id gives not_found", "[io][fault]") {
