@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "shared_array.hpp"
 #include "support.hpp"
 
 namespace {
@@ -205,6 +206,13 @@ WEFT_HOST_DEVICE weft::task<int> parked_forever(weft::event& never) {
   co_return 1;
 }
 
+// As parked_forever, after counting itself in *at_home when it runs on worker `home`.
+WEFT_HOST_DEVICE weft::task<int> parked_at(weft::event& never, std::uint32_t home, int* at_home) {
+  if (weft::this_worker() == home) weft_test::atomic_add(*at_home, 1);
+  co_await never.wait();
+  co_return 1;
+}
+
 }  // namespace
 
 TEST_CASE("this_worker and worker_count name the worker that runs the task", "[runtime][pinned]") {
@@ -305,6 +313,7 @@ TEST_CASE("a worker counts the pinned tasks it is home to until each completes, 
           "[runtime][pinned]") {
   // On the GPU a parked warp that is home to pinned tasks naps at most home_park_max_ns,
   // so that a wake-up sent to its inbox does not wait for a long nap (device_worker.hpp).
+  weft_test::shared_array<int> at_home(1);  // the parked tasks that run on their homes
   weft::runtime rt(pinned_config());
   auto joined = [] WEFT_HOST_DEVICE(int k) -> weft::task<int> {
     const std::uint32_t n = weft::worker_count();
@@ -314,23 +323,27 @@ TEST_CASE("a worker counts the pinned tasks it is home to until each completes, 
     for (int i = 0; i < k; ++i) sum += co_await std::move(hs[i]);
     co_return sum;
   };
+  // The count exists on the cuda backend only (the host backend has no naps to shorten):
+  // there it is checked exactly; the host checks what it can of the same tasks, that the
+  // parked ones are parked at their homes.
   REQUIRE(rt.block_on(joined, 16) == 136);
+  const bool counts = rt.device() != nullptr;
   const std::uint32_t n = rt.workers();
   auto where = [] WEFT_HOST_DEVICE() -> weft::task<std::uint32_t> { co_return weft::this_worker(); };
   for (std::uint32_t home = 0; home < n; ++home) REQUIRE(rt.spawn_pinned(home, where).get() == home);
-  const long long after_done = pinned_live_once(rt, 0);
-  CHECK((after_done == 0 || after_done == -1));  // every completion took its count off again
+  if (counts) CHECK(pinned_live_once(rt, 0) == 0);  // every completion took its count off again
 
   // Parked pinned tasks stay counted: 5 on their homes, plus the root the host pinned.
-  auto parks = [] WEFT_HOST_DEVICE() -> weft::task<int> {
+  auto parks = [] WEFT_HOST_DEVICE(int* at) -> weft::task<int> {
     weft::event never;
     const std::uint32_t n = weft::worker_count();
-    for (std::uint32_t i = 0; i < 5; ++i) weft::spawn_pinned((i * 3) % n, parked_forever(never)).detach();
-    co_return co_await parked_forever(never);
+    for (std::uint32_t i = 0; i < 5; ++i) weft::spawn_pinned((i * 3) % n, parked_at(never, (i * 3) % n, at)).detach();
+    co_return co_await parked_at(never, n - 1, at);
   };
-  auto h = rt.spawn_pinned(n - 1, parks);
-  const long long parked = pinned_live_once(rt, 6);
-  CHECK((parked == 6 || parked == -1));
+  auto h = rt.spawn_pinned(n - 1, parks, at_home.data());
+  CHECK(weft_test::wait_for_value([&] { return weft_test::atomic_load(at_home[0]); }, 6, std::chrono::seconds(5)) ==
+        6);
+  if (counts) CHECK(pinned_live_once(rt, 6) == 6);
   rt.shutdown();  // destroys the parked tasks
   auto r = h.try_get();
   REQUIRE_FALSE(r.has_value());
