@@ -306,6 +306,10 @@ void device_runtime::allocate_memory() {
   check(cudaMemcpy(h.inject, shard_init.data(), shards * sizeof(inject_shard), cudaMemcpyHostToDevice), "cudaMemcpy");
   d_ = static_cast<device_sched*>(dev(sizeof(device_sched)));
   check(cudaMemcpy(d_, &h, sizeof h, cudaMemcpyHostToDevice), "cudaMemcpy");
+  teardown_.capacity = teardown_capacity;  // shutdown's step 4 (8 MiB): made now, not when the GPU may be full
+  teardown_.scan_blocks = static_cast<unsigned>(report_.sms * 8);
+  teardown_.roots = static_cast<detail::task_header**>(dev(std::size_t{teardown_capacity} * sizeof(void*)));
+  teardown_.count = static_cast<std::uint32_t*>(dev(sizeof(std::uint32_t)));
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
@@ -313,6 +317,7 @@ void device_runtime::free_memory() noexcept {
   for (void* p : device_allocs_) cudaFree(p);
   device_allocs_.clear();
   d_ = nullptr;
+  teardown_ = teardown_scratch{};
 }
 
 // Looks at the worker kernel without blocking. errc{} while it runs.
@@ -492,6 +497,23 @@ std::int64_t device_runtime::live_frame_blocks() const noexcept {
   return final_live_blocks_;
 }
 
+namespace {
+// The frame blocks marked live in the pool's side table (one byte per 64-byte block), or
+// -1 when it cannot be read. Copied through a fixed buffer: the table of a large pool
+// (4 GiB for 256 GiB) is no allocation for a noexcept shutdown to make.
+std::int64_t count_live_blocks(const std::uint8_t* block_live, std::size_t blocks) noexcept {
+  static constexpr std::size_t chunk = 64u << 10;
+  std::uint8_t buf[chunk];
+  std::int64_t live = 0;
+  for (std::size_t at = 0; at < blocks; at += chunk) {
+    const std::size_t n = std::min(chunk, blocks - at);
+    if (cudaMemcpy(buf, block_live + at, n, cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
+    live += static_cast<std::int64_t>(n - static_cast<std::size_t>(std::count(buf, buf + n, std::uint8_t{0})));
+  }
+  return live;
+}
+}  // namespace
+
 void device_runtime::shutdown() noexcept {
   std::unique_lock lk(m_);
   if (stopping_) return;
@@ -511,20 +533,11 @@ void device_runtime::shutdown() noexcept {
       fault_ = cudaGetErrorString(q);
     }
     if (!faulted_) {                                                    // step 4
-      teardown_scratch s;
-      s.capacity = teardown_capacity;
-      s.scan_blocks = static_cast<unsigned>(report_.sms * 8);
-      const cudaError_t got = cudaMalloc(reinterpret_cast<void**>(&s.roots), s.capacity * sizeof(void*));
-      const cudaError_t got_count =
-          got == cudaSuccess ? cudaMalloc(reinterpret_cast<void**>(&s.count), sizeof(std::uint32_t)) : got;
-      const int e = got_count != cudaSuccess ? static_cast<int>(got_count) : program_->teardown(d_, s, side_stream_);
+      const int e = program_->teardown(d_, teardown_, side_stream_);
       if (e != cudaSuccess) {  // no roots destroyed (or not all): reported, not skipped in silence
-        cudaGetLastError();    // a failed allocation's error is not the caller's to find
         faulted_ = true;
         fault_ = std::string("shutdown's teardown on the GPU: ") + cudaGetErrorString(static_cast<cudaError_t>(e));
       }
-      cudaFree(s.roots);
-      cudaFree(s.count);
       if (const int e = program_->unbind(side_stream_); e != cudaSuccess && !faulted_) {
         faulted_ = true;
         fault_ = cudaGetErrorString(static_cast<cudaError_t>(e));
@@ -540,9 +553,7 @@ void device_runtime::shutdown() noexcept {
     host_word(c.state).store(completion_state::done, std::memory_order_release);
   }
   if (d_ != nullptr && !faulted_) {                                     // step 6
-    std::vector<std::uint8_t> live(host_.arena_bytes / 64);
-    if (cudaMemcpy(live.data(), host_.block_live, live.size(), cudaMemcpyDeviceToHost) == cudaSuccess)
-      final_live_blocks_ = static_cast<std::int64_t>(live.size()) - std::count(live.begin(), live.end(), std::uint8_t{0});
+    final_live_blocks_ = count_live_blocks(host_.block_live, host_.arena_bytes / 64);
   } else if (d_ == nullptr) {
     final_live_blocks_ = 0;
   }

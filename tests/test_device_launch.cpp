@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "support.hpp"
 
@@ -208,5 +209,45 @@ TEST_CASE("an exec::device_runtime made directly refuses a frame pool of 256 GiB
   REQUIRE(rt.block_on(echo, 3) == 3);  // the runtime beside it is untouched
 #else
   SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no exec::device_runtime");
+#endif
+}
+
+// [api_error]: the cudaMalloc calls that fill the GPU end in a failure on purpose
+// (scripts/gpu-check runs it under memcheck apart, with API errors not reported); [apart]:
+// a process of its own, so that nothing else runs while the GPU is full.
+TEST_CASE("a runtime shuts down on a GPU filled since its start: the parked roots are destroyed, with no fault",
+          "[runtime][api_error][apart]") {
+  weft::runtime rt(launch_config());
+#if WEFT_CUDA_COMPILE
+  exec::device_runtime* dev = rt.device();
+  if (dev == nullptr) {
+    SUCCEED("the host backend has no teardown kernels");
+    return;
+  }
+  REQUIRE(rt.block_on(echo, 1) == 1);  // the kernel runs (its memory allocated)
+  exec::host_completion* stuck = nullptr;
+  REQUIRE(submit_root<parked_fn>(*dev, exec::this_tu_program, parked, 6, &stuck) == weft::errc{});
+  dev->release(stuck);
+  REQUIRE(weft_test::wait_for_value([&] { return dev->stats().live_roots; }, std::int64_t{1},
+                                    std::chrono::seconds(10)) == 1);
+  // Fill the GPU to the last MiB (halving the request as they fail). Before the fix,
+  // shutdown allocated its 8 MiB of teardown lists now, failed, and left the root.
+  std::vector<void*> fill;
+  for (std::size_t chunk = std::size_t{1} << 30; chunk >= (std::size_t{1} << 20);) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, chunk) == cudaSuccess) fill.push_back(p);
+    else chunk /= 2;
+  }
+  cudaGetLastError();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+  INFO("free after filling: " << free_bytes << " bytes in " << fill.size() << " allocations");
+  CHECK(free_bytes < (std::size_t{8} << 20));
+  rt.shutdown();
+  for (void* p : fill) cudaFree(p);
+  REQUIRE(dev->fault_message().empty());
+  REQUIRE(rt.live_frame_blocks() == 0);
+#else
+  SUCCEED("compiled without CUDA: " << rt.backend_name() << " has no teardown kernels");
 #endif
 }

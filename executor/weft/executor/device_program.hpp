@@ -246,11 +246,13 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
   // Lists the roots `what` asks for and destroys them, a batch at a time, until none is listed.
   auto drain = [&](teardown_list what, bool mark) -> int {
     for (;;) {
-      cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream);
+      // Both enqueues are checked: one refused would leave n at 0, read as none left.
+      if (cudaError_t e = cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream); e != cudaSuccess) return e;
       weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count, what);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
       std::uint32_t n = 0;
-      cudaMemcpyAsync(&n, s.count, sizeof n, cudaMemcpyDeviceToHost, stream);
+      if (cudaError_t e = cudaMemcpyAsync(&n, s.count, sizeof n, cudaMemcpyDeviceToHost, stream); e != cudaSuccess)
+        return e;
       if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
       if (n == 0) return cudaSuccess;
       weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity, mark);

@@ -35,7 +35,8 @@
 //      every warp leaves its loop after its current batch (parked warps at their next
 //      nap, so within park_max_ns).
 //   3. Wait for the worker kernel to end (a fault ends it too; see below).
-//   4. On the GPU (device_program::teardown): find every live root that has not
+//   4. On the GPU (device_program::teardown, with lists allocated when the kernel was
+//      launched, so a GPU filled since cannot stop it): find every live root that has not
 //      completed by scanning the frame pool's side tables, mark each completed and
 //      destroy those no join handle names (a handle dropped on the way frees the root it
 //      names), until none is left; then clear the mark on the named ones still alive and
@@ -46,8 +47,10 @@
 //      finds no executor instead of a freed one. (Not after a fault: the context is
 //      dead, and no kernel of the process runs again.)
 //   5. Fail every completion the host still waits for with errc::shutting_down.
-//   6. Count the frames still live (0 unless something leaked), free device and
-//      pinned memory, and give the program's binding up (another runtime may run it).
+//   6. Count the frames still live (0 unless something leaked), free device memory,
+//      and give the program's binding up (another runtime may run it). The pinned
+//      control words and completion records stay until ~device_runtime: host handles
+//      that outlive the runtime still read their completion.
 // Faults: a task that traps or faults ends the kernel with a sticky CUDA error. Every
 // host wait polls the kernel's stream; on an error the runtime records it, every
 // pending and later operation reports errc::device_fault (with the CUDA message), and
@@ -200,6 +203,8 @@ class device_runtime {
   device_sched host_{};          // what was written to d_
   device_sched* d_ = nullptr;
   std::vector<void*> device_allocs_;
+  teardown_scratch teardown_{};  // step 4's lists, allocated with the rest: a GPU that is
+                                 // full by shutdown must not leave the roots undestroyed
   host_control* control_ = nullptr;
   std::uint64_t next_ticket_ = 0;
 
