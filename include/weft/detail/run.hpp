@@ -18,6 +18,9 @@ enum class run_result : std::uint8_t { parked, yielded, completed, held };
 // (task_header.hpp, "Destruction order of an await chain").
 // Returns false when no frame catches it: the root itself has failed (its frame kept for
 // its handle; `current` is the root again, with nothing below it).
+// Inline, its call marked unlikely in run_task: made a call from the worker loop (with
+// destroy_chain_below out of line too) it cost yield_many 2.7x and spawn_many 1.3x on an
+// H100 (docs/benchmarks.md, fortieth session).
 WEFT_HOST_DEVICE inline bool unwind_chain(task_header* t) noexcept {
   const errc e = t->failure;
   void* frame = t->current;
@@ -44,7 +47,9 @@ WEFT_HOST_DEVICE inline bool unwind_chain(task_header* t) noexcept {
 // to, by looping here rather than by nested resumes.
 WEFT_HOST_DEVICE inline run_result run_task(task_header* t) noexcept {
   for (;;) {
-    if (t->failure != errc{} && !unwind_chain(t)) return run_result::completed;
+    if (t->failure != errc{}) [[unlikely]] {
+      if (!unwind_chain(t)) return run_result::completed;
+    }
     t->act = action::none;
     coro_handle{t->current}.resume();
     switch (t->act) {

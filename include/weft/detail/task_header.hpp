@@ -179,18 +179,28 @@ WEFT_HOST_DEVICE inline void* take_from_owner(void* child) noexcept {
   return p.continuation;
 }
 
-// Destroys `frame`; when it is a started root, first the frames its chain still holds
-// below it, innermost first (above). The caller is the backend's destroy loop: a
-// destruction nested in these goes onto its list, as before.
-WEFT_HOST_DEVICE inline void destroy_frame_and_chain(void* frame) noexcept {
-  promise_base& r = promise_of(frame);
-  if (r.root == &r) {
-    for (void* g = r.current; g != frame;) {
-      void* parent = take_from_owner(g);
-      coro_handle{g}.destroy();
-      g = parent;
-    }
+// The frames a root's chain holds below it (its `current` up to, not including, the
+// root), innermost first. Only shutdown destroys a root mid-chain.
+WEFT_HOST_DEVICE inline void destroy_chain_below(void* root_frame) noexcept {
+  for (void* g = promise_of(root_frame).current; g != root_frame;) {
+    void* parent = take_from_owner(g);
+    coro_handle{g}.destroy();
+    g = parent;
   }
+}
+
+// Destroys `frame`; when it is a root stopped mid-chain, first the frames its chain
+// still holds below it, innermost first (above). The caller is the backend's destroy
+// loop: a destruction nested in these goes onto its list, as before.
+// One look, at `current`, which shares its 32-byte sector with the destroy pointer that
+// destroy() reads anyway: a root's `current` is the innermost frame of its chain (itself
+// once it finished, failed to the top or never ran); a frame that is not a root never
+// has its own `current` set (enter_child sets the root's), so it stays null. (Looking at
+// `root` instead, and walking on the common path, cost the device's spawn and yield rates
+// 1.5-3 % more: docs/benchmarks.md, fortieth session.)
+WEFT_HOST_DEVICE inline void destroy_frame_and_chain(void* frame) noexcept {
+  void* const innermost = promise_of(frame).current;
+  if (innermost != nullptr && innermost != frame) [[unlikely]] destroy_chain_below(frame);
   coro_handle{frame}.destroy();
 }
 WEFT_HOST_DEVICE inline void* frame_of(task_header* root) noexcept {
