@@ -377,6 +377,19 @@ bool host_executor::any_work_visible() const noexcept {
   return false;
 }
 
+// A worker counts itself in sleepers_ on entering park() and out on leaving it, and runs
+// tasks only outside it; so sleepers_ == workers means no task is running. A task queued
+// meanwhile is visible to any_work_visible (the pusher published it before its Dekker
+// fence; so did a pinned task's sender, in the inbox), though its worker may not have
+// been woken yet. A worker's private pinned_rest is empty whenever it parks.
+bool host_executor::idle() const noexcept {
+  if (sleepers_.load(std::memory_order_seq_cst) != static_cast<int>(worker_count())) return false;
+  if (any_work_visible()) return false;
+  for (auto& w : workers_)
+    if (w->inbox.load(std::memory_order_seq_cst) != nullptr) return false;
+  return true;
+}
+
 // Parking. A worker registers under park_m_ (into idle_, then the sleepers_ count),
 // fences, and looks at every queue and its inbox once more before it waits on its own
 // condition variable, so that no wake-up is lost and none wakes a thread it is not for:

@@ -162,7 +162,18 @@ bool reactor::close_file(int fd, int* err) noexcept {
   return true;
 }
 
-void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight) noexcept {
+// One look: every request taken has been answered and its answer delivered, and none
+// waits on the task side for ring space.
+bool reactor::requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept {
+  for (auto& t : threads_)
+    if (!t->quiescent()) return false;
+  for (auto& m : host_boxes_)
+    if (detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_acquire) != 0) return false;
+  return !task_side_inflight || task_side_inflight() == 0;
+}
+
+void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight,
+                    const std::function<bool()>& task_side_idle) noexcept {
   closing_.store(true, std::memory_order_release);
   const std::uint64_t until = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
   // Quiet must hold twice, 1 ms apart: a request posted just before the first look
@@ -170,13 +181,23 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
   // the task side: a request still waiting for ring space (the waiters stack, the GPU's
   // overflow ring) is published, refused and answered before the threads stop, so its
   // task sees shutting_down instead of being destroyed while it waits.
+  // An answer delivered is not yet an answer seen: delivery only queues the task, and
+  // the executor's shutdown destroys a queued task without running it. So once a look
+  // has found a request unanswered (`answered`: this close answers something), quiet
+  // also needs the task side idle (task_side_idle: nothing running, nothing queued),
+  // which holds only after every task woken by an answer, and every task those woke in
+  // turn (a join), has run to its next wait or its end. A close that finds nothing to
+  // answer does not wait for idle: a runtime whose tasks never stop running would
+  // otherwise wait out the timeout. The host drain queues the woken tasks before its
+  // release subtraction from inflight (mailbox_drain_serial), and requests_settled reads
+  // inflight with acquire before task_side_idle looks: a look that finds inflight 0
+  // also finds those tasks queued (not idle) or already run.
+  bool answered = false;
   for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
-    bool all = true;
-    for (auto& t : threads_) all = all && t->quiescent();
-    for (auto& m : host_boxes_)
-      all = all && detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_relaxed) == 0;
-    if (all && task_side_inflight) all = task_side_inflight() == 0;
-    quiet_looks = all ? quiet_looks + 1 : 0;
+    const bool settled = requests_settled(task_side_inflight);
+    answered = answered || !settled;
+    const bool quiet = settled && (!answered || !task_side_idle || task_side_idle());
+    quiet_looks = quiet ? quiet_looks + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

@@ -32,7 +32,8 @@
 // thread is stopped (stop_thread, a fault drill) it fails every pending request with
 // host_unavailable and keeps failing each new one until shutdown, so no task waits
 // forever and no request is lost. At shutdown (close) every pending and new request
-// fails with shutting_down until the tasks' side has taken every completion.
+// fails with shutting_down until the tasks' side has taken every completion (and, on
+// the host backend, has run the tasks those completions woke: reactor::close).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -132,10 +133,14 @@ class reactor {
   void register_fn(std::uint32_t id, host_fn fn);
   // Shutdown, step 1: every pending and new request fails with shutting_down; returns
   // when the task side has taken every completion and has no request left waiting to
-  // be posted (or after timeout_ms). `task_side_inflight` counts the task side's
-  // requests not yet delivered where the reactor cannot see them (the GPU's mailboxes,
-  // in device memory); the host backend's mailboxes are read here.
-  void close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight = {}) noexcept;
+  // be posted and, when there was anything to answer, the task side is idle: the tasks
+  // that got answers have run (or after timeout_ms). `task_side_inflight` counts the
+  // task side's requests not yet delivered where the reactor cannot see them (the GPU's
+  // mailboxes, in device memory); the host backend's mailboxes are read here.
+  // `task_side_idle` says whether no task runs or waits to run (the host executor; none
+  // on the GPU, whose woken tasks are not waited for: see reactor::close).
+  void close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight = {},
+             const std::function<bool()>& task_side_idle = {}) noexcept;
   // Shutdown, step 2: joins the threads; nothing is delivered afterwards.
   void stop() noexcept;
   // Fault drill: stops thread i's service (see the file comment).
@@ -165,6 +170,7 @@ class reactor {
   std::unique_ptr<memory_ops> mem_;
   std::vector<detail::mailbox_shared*> shared_;
   void free_shared_memory() noexcept;  // the rings, and shared_ itself
+  bool requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept;  // close's look
   std::vector<detail::mailbox> host_boxes_;
   std::vector<std::unique_ptr<reactor_thread>> threads_;
   std::atomic<bool> closing_{false};

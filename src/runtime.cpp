@@ -5,6 +5,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -172,7 +173,9 @@ const char* runtime::backend_name() const noexcept { return impl_->kind == backe
 // Shutdown: 1. the reactor fails every pending and new request with shutting_down and
 // waits (up to 1 s) until the tasks have taken those answers and no request is left
 // waiting for ring space on the task side (on the GPU it reads the device mailboxes'
-// inflight counts), so waiting tasks see the error and can finish; 2. its threads
+// inflight counts), and, on the host backend, until the workers are idle once the
+// answers are in: the tasks woken by them have run, so waiting tasks see the error and
+// can finish (on the GPU a woken task may still be destroyed unrun); 2. its threads
 // stop: nothing is delivered afterwards; 3. the
 // executor's own numbered steps (host_executor.hpp, device_runtime.hpp) destroy what is
 // left; 4. the rings are freed with the reactor, after the executor (impl's order).
@@ -191,12 +194,11 @@ void runtime::shutdown() noexcept {
 
 void runtime::shutdown_steps() noexcept {
   if (impl_->io) {
-#if WEFT_WITH_CUDA
-    exec::device_runtime* d = device();
-    impl_->io->close(1000, [d]() -> std::uint64_t { return d ? d->io_inflight() : 0; });
-#else
-    impl_->io->close(1000);
-#endif
+    std::function<std::uint64_t()> inflight;  // the GPU's mailboxes, in device memory
+    if (exec::device_runtime* d = device()) inflight = [d] { return d->io_inflight(); };
+    std::function<bool()> idle;  // the host executor's workers: the woken tasks have run
+    if (exec::host_executor* h = impl_->host.get()) idle = [h] { return h->idle(); };
+    impl_->io->close(1000, inflight, idle);
     impl_->io->stop();
   }
   if (impl_->host) impl_->host->shutdown();

@@ -181,6 +181,11 @@ class host_executor {
   void set_io(detail::io_link l) noexcept { io_ = l; }
   detail::io_link* io() noexcept { return io_.count != 0 ? &io_ : nullptr; }
   unsigned worker_count() const noexcept { return static_cast<unsigned>(workers_.size()); }
+  // True when, at the moment of the look, no worker runs a task and none is queued: every
+  // worker is parked and no queue, LIFO slot, inbox or bulk run holds work. The runtime's
+  // shutdown waits for it after the reactor's last answers (rt::reactor::close), so that
+  // the tasks those answers woke run before step 5 would destroy them.
+  bool idle() const noexcept;
   std::size_t live_roots() const noexcept { return registry_.size(); }
   // Frame-pool blocks still in use (exact when no worker runs; -1 with a user allocator).
   std::int64_t live_frame_blocks() const noexcept;

@@ -497,7 +497,9 @@ inline std::uint32_t mailbox_drain_serial(mailbox& m) noexcept {
     ++c;
   }
   if (c != first) {
-    device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(c - first), mo_relaxed);
+    // Release: the tasks queued above are visible to whoever reads inflight 0 with
+    // acquire (the reactor's close, which then asks the executor whether it is idle).
+    device_atomic<std::uint32_t>(m.inflight).fetch_sub(static_cast<std::uint32_t>(c - first), mo_release);
     drain.store(drain_word(c), mo_relaxed);
   }
   mailbox_publish_waiters(m);
