@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -65,11 +66,46 @@ std::uint64_t consume(ring& r, std::uint64_t& head, std::vector<int>& seen, std:
   return took;
 }
 
+// The completion-ring tests hand a 2- or 4-slot ring back and forth between two threads
+// some 10^5 times. A side that spins (or sched_yields) while it waits for the other
+// burns its time slice whenever the two share a core, and the other side waits that
+// slice out: beside two `yes` processes one run took over 600 s (33 s on a busy shared
+// machine). So a side that has looked spin_looks times in vain sleeps on a futex
+// (std::atomic::wait) until the other side's progress counter moves. The ring is still
+// polled as before (the counter only says when to look again), and the first looks of
+// every wait are spins, so the reader still meets words mid-write whenever the two
+// threads run side by side.
+inline constexpr unsigned spin_looks = 256;
+
+struct progress {
+  std::atomic<std::uint32_t> count{0};
+  // After the ring change it announces (a release store, in program order before this RMW).
+  void bump() {
+    count.fetch_add(1, std::memory_order_seq_cst);
+    count.notify_all();
+  }
+};
+
+// Calls look() until it returns true; after spin_looks failed looks, sleeps until p moves.
+// No wake-up is lost: `seen` is read before the look. A look that misses the other side's
+// ring change read `seen` before that side's bump (had it read the bump, whose RMW comes
+// after the change, it would have synchronized with it and seen the change), so wait(seen)
+// returns once the bump lands, or at once if it already has.
+template <class Look>
+void wait_until(progress& p, Look&& look) {
+  for (unsigned looks = 0;; ++looks) {
+    const std::uint32_t seen = p.count.load(std::memory_order_seq_cst);
+    if (look()) return;
+    if (looks >= spin_looks) p.count.wait(seen, std::memory_order_seq_cst);
+  }
+}
+
 // The reactor's side of the completion ring (as in src/reactor.cpp, flush): waits until
-// the drainer has handed slot c % capacity back, then writes completion c there.
-void write_when_free(ring& r, std::uint64_t c, const weft::detail::completion& q) {
-  while (c >= r.sh.comp_capacity && !weft::detail::mailbox_handed_back(r.sh, c - r.sh.comp_capacity))
-    std::this_thread::yield();
+// the drainer has handed slot c % capacity back (the drainer bumps `handed` after each
+// hand-back), then writes completion c there.
+void write_when_free(ring& r, std::uint64_t c, const weft::detail::completion& q, progress& handed) {
+  if (c >= r.sh.comp_capacity)
+    wait_until(handed, [&] { return weft::detail::mailbox_handed_back(r.sh, c - r.sh.comp_capacity); });
   weft::detail::mailbox_write_completion(r.sh, c, q);
 }
 
@@ -146,6 +182,7 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
   namespace d = weft::detail;
   for (std::uint32_t cap : {2u, 4u}) {
     ring r(2, cap);
+    progress written, handed;  // the writer's completions, the reader's hand-backs
     const std::uint64_t total = 100000;
     std::vector<host_op> ops(64);
     std::vector<std::array<unsigned char, d::completion_inline_bytes>> bufs(ops.size());
@@ -163,16 +200,18 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
         q.error = std::uint32_t(c % 7);
         q.inline_bytes = bytes_of(c);
         for (std::uint32_t b = 0; b < q.inline_bytes; ++b) q.data[b] = static_cast<unsigned char>(c + b);
-        write_when_free(r, c, q);
+        write_when_free(r, c, q, handed);
+        written.bump();
       }
     });
     std::uint64_t next = 0, wrong = 0, empty_polls = 0;
     while (next < total) {
       d::completion_view v;
-      if (!d::mailbox_read_completion(r.m, next, &v)) {
+      wait_until(written, [&] {
+        if (d::mailbox_read_completion(r.m, next, &v)) return true;
         ++empty_polls;
-        continue;
-      }
+        return false;
+      });
       host_op& op = ops[next % ops.size()];
       wrong += v.token != reinterpret_cast<std::uint64_t>(&op);
       d::task_header* woken = d::mailbox_deliver_result(r.m, next, v);
@@ -182,6 +221,7 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
       wrong += static_cast<std::uint32_t>(op.error) != next % 7;
       for (std::uint32_t b = 0; b < bytes_of(next); ++b) wrong += bufs[next % ops.size()][b] != static_cast<unsigned char>(next + b);
       d::mailbox_hand_back(r.m, next, v.inline_bytes != 0);  // the writer may reuse the slot now
+      handed.bump();
       ++next;
     }
     writer.join();
@@ -198,56 +238,100 @@ TEST_CASE("every completion through a 2-slot LL ring arrives once, in order, wit
 // value with no wake (its task stays RUNNING and untouched), stop right after it, and
 // pass every other task to the queue exactly once, with its value, through a ring of 2
 // or 4 slots that the writer reuses as soon as they are handed back.
+namespace {
+struct in_place_rig {
+  explicit in_place_rig(std::uint32_t cap) : r(2, cap), others(3), other_tasks(3), queued(3) {
+    for (std::size_t i = 0; i < others.size(); ++i) others[i].task = &other_tasks[i];
+    me.state = weft::detail::task_state::running;
+    own.task = &me;
+  }
+  ring r;
+  std::vector<host_op> others;
+  std::vector<weft::detail::task_header> other_tasks;
+  std::vector<std::uint64_t> queued;  // answers passed to the queue, per other task
+  host_op own{};
+  weft::detail::task_header me{};
+  progress written, handed;  // the writer's completions, the poster's hand-backs
+  std::uint64_t next = 0, wrong = 0;
+  // How many rounds the test runs: the writer lowers it from max_rounds when the time
+  // budget is spent (write_in_place_rounds); the poster reads it after each round.
+  std::atomic<std::uint32_t> rounds{max_rounds};
+  static constexpr std::uint32_t max_rounds = 20000, min_rounds = 400;
+  static constexpr std::chrono::seconds budget{2};
+};
+
+// The writer's side: in round `round`, answers for others[0 .. round % 4 - 1], then own's.
+// All max_rounds take ~0.2 s when the two threads have cores of their own. On a loaded
+// machine every hand-over of the 2- or 4-slot ring waits for a time slice, so after
+// `budget` the writer makes the current round the last (never before min_rounds: every
+// pattern of a round against the ring's slots many times over). It stores the count
+// before it writes the round's own answer, whose word 0 is a release store: the poster,
+// which acquires that word before its round ends, then reads the new count.
+void write_in_place_rounds(in_place_rig& g) {
+  const auto until = std::chrono::steady_clock::now() + in_place_rig::budget;
+  std::uint64_t c = 0;
+  for (std::uint32_t round = 0; round < g.rounds.load(std::memory_order_relaxed); ++round) {
+    for (std::uint32_t k = 0; k <= round % 4; ++k, ++c) {
+      weft::detail::completion q{};
+      const bool last = k == round % 4;
+      if (last && round + 1 >= in_place_rig::min_rounds && std::chrono::steady_clock::now() > until)
+        g.rounds.store(round + 1, std::memory_order_relaxed);
+      q.token = reinterpret_cast<std::uint64_t>(last ? &g.own : &g.others[k]);
+      q.value = last ? round : std::uint64_t(round) << 8 | k;
+      write_when_free(g.r, c, q, g.handed);
+      g.written.bump();
+    }
+  }
+}
+
+// The poster's side of one round: drains (at most 2 a call) until its own answer.
+void drain_in_place_round(in_place_rig& g, std::uint32_t round) {
+  namespace d = weft::detail;
+  const std::uint64_t first = g.next;
+  bool done = false, read_inline = false;
+  while (!done) {
+    const std::uint64_t from = g.next;
+    std::uint32_t got = 0;
+    wait_until(g.written, [&] {  // a call that finds nothing delivers nothing: look again
+      got = d::mailbox_drain_until_own(g.r.m, &g.next, &g.own, 2, &done, &read_inline, [&](d::task_header* t) {
+        const std::size_t k = static_cast<std::size_t>(t - g.other_tasks.data());
+        g.wrong += g.others[k].value != (std::uint64_t(round) << 8 | k);
+        ++g.queued[k];
+        t->state = 0;  // the queue ran it: idle again for its next answer
+      });
+      return got != 0;
+    });
+    g.wrong += got > 2;  // at most `max` answers per call
+    d::mailbox_hand_back_range(g.r.m, from, g.next, read_inline);
+    g.handed.bump();
+  }
+  g.wrong += g.own.value != round;
+  g.wrong += g.next - first != round % 4 + 1;  // stopped right after its own answer
+  g.wrong += g.me.state != d::task_state::running;  // never woken
+}
+}  // namespace
+
 TEST_CASE("a task waiting in place takes its own answer without a wake and queues the others it passes, once",
           "[mailbox][stress]") {
   namespace d = weft::detail;
   for (std::uint32_t cap : {2u, 4u}) {
-    ring r(2, cap);
-    const std::uint32_t rounds = 20000;
-    std::vector<host_op> others(3);
-    std::vector<d::task_header> other_tasks(others.size());
-    for (std::size_t i = 0; i < others.size(); ++i) others[i].task = &other_tasks[i];
-    host_op own{};
-    d::task_header me{};
-    me.state = d::task_state::running;
-    own.task = &me;
-    std::thread writer([&] {
-      std::uint64_t c = 0;
-      for (std::uint32_t round = 0; round < rounds; ++round) {
-        for (std::uint32_t k = 0; k <= round % 4; ++k, ++c) {
-          d::completion q{};
-          const bool last = k == round % 4;
-          q.token = reinterpret_cast<std::uint64_t>(last ? &own : &others[k]);
-          q.value = last ? round : std::uint64_t(round) << 8 | k;
-          write_when_free(r, c, q);
-        }
-      }
-    });
-    std::uint64_t next = 0, wrong = 0;
-    std::vector<std::uint64_t> queued(others.size());
-    for (std::uint32_t round = 0; round < rounds; ++round) {
-      const std::uint64_t first = next;
-      bool done = false, read_inline = false;
-      while (!done) {
-        const std::uint64_t from = next;
-        const std::uint32_t got = d::mailbox_drain_until_own(r.m, &next, &own, 2, &done, &read_inline, [&](d::task_header* t) {
-          const std::size_t k = static_cast<std::size_t>(t - other_tasks.data());
-          wrong += others[k].value != (std::uint64_t(round) << 8 | k);
-          ++queued[k];
-          t->state = 0;  // the queue ran it: idle again for its next answer
-        });
-        wrong += got > 2;  // at most `max` answers per call
-        d::mailbox_hand_back_range(r.m, from, next, read_inline);
-      }
-      wrong += own.value != round;
-      wrong += next - first != round % 4 + 1;  // stopped right after its own answer
-      wrong += me.state != d::task_state::running;  // never woken
-    }
+    in_place_rig g(cap);
+    std::thread writer([&] { write_in_place_rounds(g); });
+    std::uint32_t round = 0;
+    for (; round < g.rounds.load(std::memory_order_relaxed); ++round) drain_in_place_round(g, round);
     writer.join();
-    INFO("capacity " << cap);
-    REQUIRE(wrong == 0);
+    INFO("capacity " << cap << ", rounds " << round);
+    REQUIRE(round == g.rounds.load());
+    REQUIRE(round >= in_place_rig::min_rounds);
+    REQUIRE(g.wrong == 0);
     // Other task k is answered in the rounds whose round % 4 >= k + 1.
-    for (std::size_t k = 0; k < others.size(); ++k) REQUIRE(queued[k] == rounds / 4 * (3 - k));
+    for (std::uint32_t k = 0; k < g.others.size(); ++k) {
+      std::uint64_t expected = 0;
+      for (std::uint32_t r = 0; r < round; ++r) expected += r % 4 >= k + 1;
+      REQUIRE(g.queued[k] == expected);
+    }
+    d::completion_view v;  // and nothing past the last round's answers
+    REQUIRE_FALSE(d::mailbox_read_completion(g.r.m, g.next, &v));
   }
 }
 
