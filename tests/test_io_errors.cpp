@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -240,6 +241,30 @@ WEFT_HOST_DEVICE weft::task<short_write_out> short_write_root(const char* path, 
   co_return o;
 }
 
+struct short_read_out {
+  int first, second;
+  std::uint64_t got;
+};
+
+// Reads 2 pages of this process's memory through /proc/self/mem at `at`, whose second
+// page is unmapped: the kernel copies the first page and stops (a short read); a read
+// of the second page alone then fails (EIO).
+WEFT_HOST_DEVICE weft::task<short_read_out> short_read_root(const char* path, unsigned char* into,
+                                                            std::uint64_t at, std::uint64_t page) {
+  short_read_out o{};
+  auto f = co_await weft::io::open(path, O_RDONLY);
+  if (!f) {
+    o.first = code_of(f);
+    co_return o;
+  }
+  auto r = co_await weft::io::read(*f, into, 2 * page, at);
+  o.first = code_of(r);
+  o.got = r ? *r : 0;
+  o.second = code_of(co_await weft::io::read(*f, into, page, at + page));
+  (void)co_await weft::io::close(*f);
+  co_return o;
+}
+
 #if WEFT_CUDA_COMPILE
 // Makes the device pass compile the roots above (block_on calls them from host code).
 __global__ void io_error_roots_compile_for_device(const char* p, unsigned char* b) {
@@ -250,6 +275,7 @@ __global__ void io_error_roots_compile_for_device(const char* p, unsigned char* 
   (void)malformed_root(p);
   (void)fifo_root(p, p);
   (void)short_write_root(p, b);
+  (void)short_read_root(p, b, 0, 0);
 }
 #endif
 
@@ -419,4 +445,29 @@ TEST_CASE("io::write stopped by a system error after some bytes returns those by
   const std::string back = file.read_all();
   REQUIRE(back.size() == 4096);
   CHECK(back.substr(4096 - 500) == std::string(reinterpret_cast<const char*>(data.data()), 500));
+}
+
+TEST_CASE("io::read stopped by a system error after some bytes returns those bytes, and the next read gets the error",
+          "[io][fault]") {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  void* m = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(m != MAP_FAILED);
+  auto* bytes = static_cast<unsigned char*>(m);
+  for (std::uint64_t i = 0; i < page; ++i) bytes[i] = static_cast<unsigned char>('a' + i % 26);
+  REQUIRE(::munmap(bytes + page, page) == 0);  // the read's second page: EIO from the kernel
+  shared_text path("/proc/self/mem");
+  shared_array<unsigned char> into(2 * page);
+  weft::runtime rt(weft_test::any_backend_config());
+  const short_read_out o = rt.block_on(
+      [] WEFT_HOST_DEVICE(const char* p, unsigned char* b, std::uint64_t at, std::uint64_t pg) {
+        return short_read_root(p, b, at, pg);
+      },
+      path.c_str(), into.data(), static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(bytes)), page);
+  rt.shutdown();
+  ::munmap(bytes, page);
+  REQUIRE(o.first == 0);
+  CHECK(o.got == page);  // the bytes that came, not an error that hides them
+  CHECK(o.second == code(weft::errc::io_error));
+  CHECK(std::memcmp(into.data(), "abcdefghijklmnopqrstuvwxyz", 26) == 0);
+  CHECK(into[page - 1] == static_cast<unsigned char>('a' + (page - 1) % 26));
 }
