@@ -382,12 +382,19 @@ bool host_executor::any_work_visible() const noexcept {
 // meanwhile is visible to any_work_visible (the pusher published it before its Dekker
 // fence; so did a pinned task's sender, in the inbox), though its worker may not have
 // been woken yet. A worker's private pinned_rest is empty whenever it parks.
+// The reads are not one snapshot: a worker woken with a permit is still counted until it
+// leaves park(), so it can leave and pop the last queued task between the first count
+// and the look at the queues. Hence the count is read again after the queues: the
+// worker's seq_cst decrement comes before its pop, so a look that missed the task
+// (popped) finds the count lower, unless the task has run and its worker parked again,
+// which is idle too. (reactor::close also asks for two quiet looks, 1 ms apart.)
 bool host_executor::idle() const noexcept {
-  if (sleepers_.load(std::memory_order_seq_cst) != static_cast<int>(worker_count())) return false;
+  const int all = static_cast<int>(worker_count());
+  if (sleepers_.load(std::memory_order_seq_cst) != all) return false;
   if (any_work_visible()) return false;
   for (auto& w : workers_)
     if (w->inbox.load(std::memory_order_seq_cst) != nullptr) return false;
-  return true;
+  return sleepers_.load(std::memory_order_seq_cst) == all;
 }
 
 // Parking. A worker registers under park_m_ (into idle_, then the sleepers_ count),

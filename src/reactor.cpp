@@ -162,6 +162,12 @@ bool reactor::close_file(int fd, int* err) noexcept {
   return true;
 }
 
+std::uint64_t reactor::answers_published() const noexcept {
+  std::uint64_t n = 0;
+  for (auto& t : threads_) n += t->completions();
+  return n;
+}
+
 // One look: every request taken has been answered and its answer delivered, and none
 // waits on the task side for ring space.
 bool reactor::requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept {
@@ -174,6 +180,9 @@ bool reactor::requests_settled(const std::function<std::uint64_t()>& task_side_i
 
 void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight,
                     const std::function<bool()>& task_side_idle) noexcept {
+  // Answers published from here on (counted before closing_ is raised) mean that a task
+  // may have been woken: see `answered` below.
+  const std::uint64_t answers_before = answers_published();
   closing_.store(true, std::memory_order_release);
   const std::uint64_t until = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
   // Quiet must hold twice, 1 ms apart: a request posted just before the first look
@@ -192,10 +201,15 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
   // release subtraction from inflight (mailbox_drain_serial), and requests_settled reads
   // inflight with acquire before task_side_idle looks: a look that finds inflight 0
   // also finds those tasks queued (not idle) or already run.
+  // `answered` also counts answers published since close began that no look saw in
+  // flight: a reactor thread refuses, answers and (host) drains a request within one
+  // pass of its loop, well inside the 1 ms between looks. Read after requests_settled:
+  // its acquire load of a drained `inflight` follows the drain, which took the answer
+  // after the reactor thread counted it, so a drained answer is counted here.
   bool answered = false;
   for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
     const bool settled = requests_settled(task_side_inflight);
-    answered = answered || !settled;
+    answered = answered || !settled || answers_published() != answers_before;
     const bool quiet = settled && (!answered || !task_side_idle || task_side_idle());
     quiet_looks = quiet ? quiet_looks + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -328,15 +342,16 @@ bool reactor_thread::flush() noexcept {
   if (queued_.empty()) return false;
   const std::uint64_t head = handed_back();
   const std::uint64_t cap = sh_->comp_capacity;
-  std::uint64_t n = 0;
-  while (!queued_.empty() && comp_tail_ + n - head < cap) {
-    detail::mailbox_write_completion(*sh_, comp_tail_ + n, queued_.front());  // LL words: no index to publish
-    queued_.pop_front();
-    ++n;
-  }
+  const std::uint64_t n = std::min<std::uint64_t>(queued_.size(), cap - (comp_tail_ - head));
   if (n == 0) return false;
-  comp_tail_ += n;
+  // Counted before they are written: whoever takes one (the drain's acquire of its words)
+  // then sees it counted too (reactor::close relies on it).
   completions_.fetch_add(n, std::memory_order_relaxed);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    detail::mailbox_write_completion(*sh_, comp_tail_ + i, queued_.front());  // LL words: no index to publish
+    queued_.pop_front();
+  }
+  comp_tail_ += n;
   return true;
 }
 

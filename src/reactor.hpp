@@ -171,6 +171,7 @@ class reactor {
   std::vector<detail::mailbox_shared*> shared_;
   void free_shared_memory() noexcept;  // the rings, and shared_ itself
   bool requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept;  // close's look
+  std::uint64_t answers_published() const noexcept;  // completions published, all threads
   std::vector<detail::mailbox> host_boxes_;
   std::vector<std::unique_ptr<reactor_thread>> threads_;
   std::atomic<bool> closing_{false};
