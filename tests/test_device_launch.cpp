@@ -72,6 +72,17 @@ weft::errc submit_echo(exec::device_runtime& dev, const exec::device_program& pr
                        exec::host_completion** rec) {
   return submit_root<echo_fn>(dev, program, echo, v, rec);
 }
+
+// Submits a `parked` root for `program`, drops its handle, and waits until the worker
+// kernel has created it (worker 0 polls the host within its nap): one root that only
+// shutdown's teardown destroys.
+void park_one_root(exec::device_runtime& dev, const exec::device_program& program) {
+  exec::host_completion* stuck = nullptr;
+  REQUIRE(submit_root<parked_fn>(dev, program, parked, 6, &stuck) == weft::errc{});
+  dev.release(stuck);
+  REQUIRE(weft_test::wait_for_value([&] { return dev.stats().live_roots; }, std::int64_t{1},
+                                    std::chrono::seconds(10)) == 1);
+}
 #endif
 
 }  // namespace
@@ -159,12 +170,7 @@ TEST_CASE("a runtime whose teardown on the GPU fails at shutdown reports device_
   REQUIRE(submit_echo(*dev, failing, 5, &done) == weft::errc{});
   REQUIRE(dev->wait(done) == weft::errc{});
   dev->release(done);
-  exec::host_completion* stuck = nullptr;  // a root still parked at shutdown, its handle dropped
-  REQUIRE(submit_root<parked_fn>(*dev, failing, parked, 6, &stuck) == weft::errc{});
-  dev->release(stuck);
-  // Created (worker 0 polls the host within its nap) before the teardown is asked for.
-  REQUIRE(weft_test::wait_for_value([&] { return dev->stats().live_roots; }, std::int64_t{1},
-                                    std::chrono::seconds(10)) == 1);
+  park_one_root(*dev, failing);  // a root still parked at shutdown, created before it is asked for
   rt.shutdown();
   g_teardown_error = cudaSuccess;
   REQUIRE(g_teardowns == 1);
@@ -225,11 +231,7 @@ TEST_CASE("a runtime shuts down on a GPU filled since its start: the parked root
     return;
   }
   REQUIRE(rt.block_on(echo, 1) == 1);  // the kernel runs (its memory allocated)
-  exec::host_completion* stuck = nullptr;
-  REQUIRE(submit_root<parked_fn>(*dev, exec::this_tu_program, parked, 6, &stuck) == weft::errc{});
-  dev->release(stuck);
-  REQUIRE(weft_test::wait_for_value([&] { return dev->stats().live_roots; }, std::int64_t{1},
-                                    std::chrono::seconds(10)) == 1);
+  park_one_root(*dev, exec::this_tu_program);
   // Fill the GPU to the last MiB (halving the request as they fail). Before the fix,
   // shutdown allocated its 8 MiB of teardown lists now, failed, and left the root.
   std::vector<void*> fill;

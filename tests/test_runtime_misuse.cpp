@@ -308,6 +308,32 @@ static void limit_address_space(rlim_t room) {
   const rlimit lim{now + room, now + room};
   if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(3);
 }
+
+// Makes a runtime of `c` in a forked child whose address space has room for 16 MiB and
+// about 8 default thread stacks beyond what it maps now. The child exits 0 when the
+// runtime throws backend_unavailable (its text on stderr), 4 when every thread started
+// (the limit too loose to test anything), 5 on another weft::error, 6 on anything else.
+static std::pair<int, std::string> make_runtime_with_room_for_8_stacks(const weft::config& c) {
+  return run_in_child([c] {
+    keep_malloc_from_mapping();
+    pthread_attr_t attr;
+    std::size_t stack = 8u << 20;
+    if (::pthread_attr_init(&attr) == 0) {
+      ::pthread_attr_getstacksize(&attr, &stack);
+      ::pthread_attr_destroy(&attr);
+    }
+    limit_address_space((16u << 20) + 8 * static_cast<rlim_t>(stack));
+    try {
+      weft::runtime rt(c);
+      ::_exit(4);
+    } catch (const weft::error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(e.code() == weft::errc::backend_unavailable ? 0 : 5);
+    } catch (...) {
+      ::_exit(6);
+    }
+  });
+}
 #endif
 
 TEST_CASE("a host runtime whose worker threads cannot all start throws backend_unavailable, having joined the rest",
@@ -318,27 +344,9 @@ TEST_CASE("a host runtime whose worker threads cannot all start throws backend_u
   // In a child: an address-space limit a little above what the process maps now, so that
   // the first few of the 64 workers' stacks fit and the rest do not (the workers are the
   // runtime's first threads).
-  auto [status, text] = run_in_child([] {
-    keep_malloc_from_mapping();
-    pthread_attr_t attr;
-    std::size_t stack = 8u << 20;
-    if (::pthread_attr_init(&attr) == 0) {
-      ::pthread_attr_getstacksize(&attr, &stack);
-      ::pthread_attr_destroy(&attr);
-    }
-    limit_address_space((16u << 20) + 8 * static_cast<rlim_t>(stack));  // 8 stacks, far from 64
-    weft::config c = weft_test::host_config(64);
-    c.frame_pool_bytes = 1u << 20;
-    try {
-      weft::runtime rt(c);
-      ::_exit(4);  // every thread started: the limit was too loose to test anything
-    } catch (const weft::error& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      ::_exit(e.code() == weft::errc::backend_unavailable ? 0 : 5);
-    } catch (...) {
-      ::_exit(6);
-    }
-  });
+  weft::config c = weft_test::host_config(64);
+  c.frame_pool_bytes = 1u << 20;
+  auto [status, text] = make_runtime_with_room_for_8_stacks(c);  // 8 stacks, far from 64
   INFO(text);
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
@@ -354,29 +362,11 @@ TEST_CASE("a runtime whose reactor threads cannot all start throws backend_unava
   // As above, but one worker thread and 64 reactor threads: the worker and the first few
   // reactor threads fit under the limit, the rest do not. Before the fix the
   // std::system_error of std::thread escaped the constructor as it was.
-  auto [status, text] = run_in_child([] {
-    keep_malloc_from_mapping();
-    pthread_attr_t attr;
-    std::size_t stack = 8u << 20;
-    if (::pthread_attr_init(&attr) == 0) {
-      ::pthread_attr_getstacksize(&attr, &stack);
-      ::pthread_attr_destroy(&attr);
-    }
-    limit_address_space((16u << 20) + 8 * static_cast<rlim_t>(stack));  // 8 stacks, far from 65
-    weft::config c = weft_test::host_config(1);
-    c.frame_pool_bytes = 1u << 20;
-    c.reactor_threads = 64;
-    c.mailbox_slots = 64;
-    try {
-      weft::runtime rt(c);
-      ::_exit(4);  // every thread started: the limit was too loose to test anything
-    } catch (const weft::error& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      ::_exit(e.code() == weft::errc::backend_unavailable ? 0 : 5);
-    } catch (...) {
-      ::_exit(6);
-    }
-  });
+  weft::config c = weft_test::host_config(1);
+  c.frame_pool_bytes = 1u << 20;
+  c.reactor_threads = 64;
+  c.mailbox_slots = 64;
+  auto [status, text] = make_runtime_with_room_for_8_stacks(c);  // 8 stacks, far from 65
   INFO(text);
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
