@@ -174,8 +174,8 @@ const char* runtime::backend_name() const noexcept { return impl_->kind == backe
 // waits (up to 1 s) until the tasks have taken those answers and no request is left
 // waiting for ring space on the task side (on the GPU it reads the device mailboxes'
 // inflight counts), and, on the host backend, until the workers are idle once the
-// answers are in: the tasks woken by them have run, so waiting tasks see the error and
-// can finish (on the GPU a woken task may still be destroyed unrun); 2. its threads
+// answers are in: the tasks woken by them have run (on the GPU: no warp ran a batch
+// between two looks), so waiting tasks see the error and can finish; 2. its threads
 // stop: nothing is delivered afterwards; 3. the
 // executor's own numbered steps (host_executor.hpp, device_runtime.hpp) destroy what is
 // left; 4. the rings are freed with the reactor, after the executor (impl's order).
@@ -196,8 +196,26 @@ void runtime::shutdown_steps() noexcept {
   if (impl_->io) {
     std::function<std::uint64_t()> inflight;  // the GPU's mailboxes, in device memory
     if (exec::device_runtime* d = device()) inflight = [d] { return d->io_inflight(); };
-    std::function<bool()> idle;  // the host executor's workers: the woken tasks have run
-    if (exec::host_executor* h = impl_->host.get()) idle = [h] { return h->idle(); };
+    std::function<bool()> idle;  // the workers: the woken tasks have run
+    if (exec::host_executor* h = impl_->host.get()) {
+      idle = [h] { return h->idle(); };
+    } else if (exec::device_runtime* d = device()) {
+      // The GPU's warps: none ran a batch since the last look. A warp publishes its count
+      // each time it runs dry (before it parks), and every 256th trip while busy, so a look
+      // 1 ms after a warp ran the tasks the answers woke sees the count moved, and two
+      // looks in a row without a move (reactor::close) mean those tasks have run. The
+      // first look only records the count. (All warps parked at once is no sign: each
+      // leaves its nap for a look round at least every millisecond.) A task queued and not
+      // yet taken for over a millisecond (a wake-up token missed: notify_many), or woken
+      // by a task that runs for over a millisecond without suspending, reads as idle;
+      // tasks that keep yielding make close wait out its timeout, as on the host.
+      idle = [d, last = ~std::uint64_t{0}]() mutable {
+        const std::uint64_t now = d->stats().batches;
+        const bool still = now == last;
+        last = now;
+        return still;
+      };
+    }
     impl_->io->close(1000, inflight, idle);
     impl_->io->stop();
   }
