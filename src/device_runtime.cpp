@@ -2,6 +2,30 @@
 // and the numbered shutdown steps.
 #include "weft/executor/device_runtime.hpp"
 
+#include <string>
+
+#include "gpu_facts.hpp"
+#include "weft/runtime.hpp"
+
+namespace weft::exec {
+
+void check_gpu_facts(const gpu_facts& f) {
+  std::string lacks;
+  auto add = [&](const char* what) { lacks += (lacks.empty() ? "" : ", ") + std::string(what); };
+  if (!f.cooperative_launch) add("cooperative launch");
+  if (!f.unified_addressing) add("unified addressing");
+  if (!f.can_map_host_memory) add("mapped host memory");
+  const std::string gpu = "weft: cuda backend: GPU " + std::to_string(f.device);
+  if (!lacks.empty()) throw weft::error(errc::backend_unavailable, gpu + " lacks " + lacks);
+  if (f.kernel_exec_timeout)
+    throw weft::error(errc::backend_unavailable,
+                      gpu + " limits how long a kernel may run (kernelExecTimeoutEnabled: a display watchdog); "
+                            "weft's persistent kernel runs as long as the runtime, and would be killed. Use a GPU "
+                            "without a display, or the host backend");
+}
+
+}  // namespace weft::exec
+
 #if WEFT_WITH_CUDA
 #include <cuda_runtime_api.h>
 
@@ -108,7 +132,33 @@ void unbind_program(const device_program* program, int device, const device_runt
   });
 }
 
+// (CUDA 13's cudaDeviceProp has no kernelExecTimeoutEnabled: the attribute is asked for.
+// One that cannot be read counts as no limit, as before this check.)
+gpu_facts facts_of(const cudaDeviceProp& prop, int device) {
+  int timeout = 0;
+  if (cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, device) != cudaSuccess) {
+    cudaGetLastError();
+    timeout = 0;
+  }
+  return gpu_facts{device, prop.cooperativeLaunch != 0, prop.unifiedAddressing != 0, prop.canMapHostMemory != 0,
+                   timeout != 0};
+}
+
 }  // namespace
+
+bool gpu_fits(int device) noexcept {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: leave no error for the caller's next CUDA call
+    return false;
+  }
+  try {
+    check_gpu_facts(facts_of(prop, device));
+    return true;
+  } catch (const weft::error&) {
+    return false;
+  }
+}
 
 device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   int count = 0;
@@ -122,9 +172,7 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   check(on.error(), "making the device current");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, cfg.device), "cudaGetDeviceProperties");
-  if (!prop.cooperativeLaunch || !prop.unifiedAddressing || !prop.canMapHostMemory)
-    throw weft::error(errc::backend_unavailable,
-                      "weft: cuda backend: the GPU lacks cooperative launch, unified addressing or mapped memory");
+  check_gpu_facts(facts_of(prop, cfg.device));
   if (cfg.frame_pool_bytes < size_class_pool::min_block)
     throw weft::error(errc::invalid_argument, "weft: config::frame_pool_bytes is smaller than one frame block");
   if (cfg.frame_pool_bytes > max_frame_pool_bytes)  // weft::runtime checks first; this class is public too
@@ -568,6 +616,7 @@ void device_runtime::shutdown() noexcept {
 #include "weft/runtime.hpp"
 
 namespace weft::exec {
+bool gpu_fits(int) noexcept { return false; }
 class cuda_primary_context {};  // nothing to hold without CUDA
 device_runtime::device_runtime(const device_runtime_config&) {
   throw weft::error(errc::backend_unavailable, "weft: built without the cuda backend");

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "cuda_memory_ops.hpp"
+#include "gpu_facts.hpp"
 #include "reactor.hpp"
 
 #if WEFT_WITH_CUDA
@@ -116,7 +117,9 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
   if (kind == backend::automatic) {
     const int gpus = gpus_present();
     if (gpus > 0 && cfg.device >= gpus) cuda_unavailable(cfg.device);  // a GPU asked for that is not there
-    kind = gpus > 0 ? backend::cuda : backend::host;  // (device >= 0: validate)
+    // A GPU without what the backend needs (gpu_facts.hpp: a display watchdog, no
+    // cooperative launch) is no usable GPU: the host backend runs instead.
+    kind = gpus > 0 && exec::gpu_fits(cfg.device) ? backend::cuda : backend::host;  // (device >= 0: validate)
   }
   if (kind == backend::host && cfg.workers > max_host_workers)
     throw error(errc::invalid_argument, "weft: config::workers must be at most " + std::to_string(max_host_workers) +

@@ -1,0 +1,28 @@
+// src/gpu_facts.hpp - what the cuda backend needs of a GPU, checked when a runtime is made.
+//
+// Plain facts copied from cudaDeviceProp (device_runtime.cpp), so that the check, and
+// its messages, can be tested without a GPU (tests/test_gpu_facts.cpp).
+#pragma once
+#include <string>
+
+namespace weft::exec {
+
+struct gpu_facts {
+  int device = 0;
+  bool cooperative_launch = true;  // the worker kernel is launched cooperatively (device_worker.hpp)
+  bool unified_addressing = true;  // pinned host memory mapped at the same address
+  bool can_map_host_memory = true;  // the mailboxes and the host's control block
+  bool kernel_exec_timeout = false;  // a run-time limit on kernels (a display watchdog)
+};
+
+// Throws weft::error(backend_unavailable) naming what the GPU lacks. A run-time limit on
+// kernels is refused too: the persistent kernel runs for as long as the runtime lives, so
+// the watchdog would kill it a few seconds in, and every task with it (device_fault).
+void check_gpu_facts(const gpu_facts& f);
+
+// Whether GPU `device` has what the cuda backend needs (check_gpu_facts would accept it):
+// backend::automatic picks the host backend for one that has not. False without CUDA, or
+// when its properties cannot be read.
+bool gpu_fits(int device) noexcept;
+
+}  // namespace weft::exec

@@ -1,0 +1,51 @@
+// What the cuda backend asks of a GPU when a runtime is made (src/gpu_facts.hpp): the
+// check on plain facts, so that every refusal and its message is tested without a GPU.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include <weft/runtime.hpp>
+
+#include "gpu_facts.hpp"
+
+namespace {
+
+// The message of the weft::error that check_gpu_facts throws, after checking its code.
+std::string refusal_of(const weft::exec::gpu_facts& f) {
+  try {
+    weft::exec::check_gpu_facts(f);
+  } catch (const weft::error& e) {
+    CHECK(e.code() == weft::errc::backend_unavailable);
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a GPU with everything the cuda backend needs and no kernel time limit is accepted", "[runtime]") {
+  CHECK_NOTHROW(weft::exec::check_gpu_facts(weft::exec::gpu_facts{}));
+}
+
+TEST_CASE("a GPU without cooperative launch, unified addressing or mapped memory is refused, naming each lack",
+          "[runtime]") {
+  weft::exec::gpu_facts f;
+  f.device = 3;
+  f.cooperative_launch = false;
+  std::string m = refusal_of(f);
+  CHECK(m.find("GPU 3 lacks cooperative launch") != std::string::npos);
+  f.cooperative_launch = true;
+  f.unified_addressing = false;
+  f.can_map_host_memory = false;
+  m = refusal_of(f);
+  CHECK(m.find("lacks unified addressing, mapped host memory") != std::string::npos);
+  CHECK(m.find("cooperative") == std::string::npos);
+}
+
+TEST_CASE("a GPU whose kernels run under a time limit (a display watchdog) is refused, not faulted later",
+          "[runtime]") {
+  weft::exec::gpu_facts f;
+  f.kernel_exec_timeout = true;
+  const std::string m = refusal_of(f);
+  CHECK(m.find("kernelExecTimeoutEnabled") != std::string::npos);
+  CHECK(m.find("host backend") != std::string::npos);
+}
