@@ -137,12 +137,20 @@ class reactor {
   // that got answers have run (or after timeout_ms). `task_side_inflight` counts the
   // task side's requests not yet delivered where the reactor cannot see them (the GPU's
   // mailboxes, in device memory); the host backend's mailboxes are read here.
-  // `task_side_idle` says whether no task runs or waits to run (the host executor; none
-  // on the GPU, whose woken tasks are not waited for: see reactor::close).
+  // `task_side_idle` says whether no task runs or waits to run (the host executor; on the
+  // GPU, no warp ran a batch since its last call: runtime.cpp).
   void close(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight = {},
              const std::function<bool()>& task_side_idle = {}) noexcept;
   // Shutdown, step 2: joins the threads; nothing is delivered afterwards.
   void stop() noexcept;
+  // Shutdown, after step 2: when the threads published answers after close's last look
+  // (a request posted and refused in close's last millisecond, or while stop joined the
+  // threads), waits as close does, within timeout_ms, until they are taken and the task
+  // side is idle, so that the tasks they woke run before the executor's shutdown destroys
+  // them. Nothing can be answered any more, so the woken set is final. Returns at once
+  // when there was no such answer (or no task_side_idle).
+  void await_late_answers(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight,
+                          const std::function<bool()>& task_side_idle) noexcept;
   // Fault drill: stops thread i's service (see the file comment).
   void stop_thread(unsigned i) noexcept;
 
@@ -171,10 +179,12 @@ class reactor {
   std::vector<detail::mailbox_shared*> shared_;
   void free_shared_memory() noexcept;  // the rings, and shared_ itself
   bool requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept;  // close's look
+  bool answers_taken(const std::function<std::uint64_t()>& task_side_inflight) noexcept;
   std::uint64_t answers_published() const noexcept;  // completions published, all threads
   std::vector<detail::mailbox> host_boxes_;
   std::vector<std::unique_ptr<reactor_thread>> threads_;
   std::atomic<bool> closing_{false};
+  std::uint64_t answers_at_last_look_ = 0;  // answers_published() at close's last look
   bool stopped_ = false;
 
   std::shared_mutex fns_m_;

@@ -221,6 +221,7 @@ void runtime::shutdown_steps() noexcept {
     }
     impl_->io->close(1000, inflight, idle);
     impl_->io->stop();
+    impl_->io->await_late_answers(1000, inflight, idle);  // answers after close's last look
   }
   if (impl_->host) impl_->host->shutdown();
   if (exec::device_runtime* d = device()) d->shutdown();
