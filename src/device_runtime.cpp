@@ -155,7 +155,7 @@ bool gpu_fits(int device) noexcept {
   try {
     check_gpu_facts(facts_of(prop, device));
     return true;
-  } catch (const weft::error&) {
+  } catch (...) {  // weft::error, or bad_alloc from its message
     return false;
   }
 }

@@ -173,11 +173,6 @@ std::uint64_t reactor::answers_published() const noexcept {
 bool reactor::requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept {
   for (auto& t : threads_)
     if (!t->quiescent()) return false;
-  return answers_taken(task_side_inflight);
-}
-
-// The task side's half of a look: no request posted and not yet delivered.
-bool reactor::answers_taken(const std::function<std::uint64_t()>& task_side_inflight) noexcept {
   for (auto& m : host_boxes_)
     if (detail::device_atomic<std::uint32_t>(m.inflight).load(detail::mo_acquire) != 0) return false;
   return !task_side_inflight || task_side_inflight() == 0;
@@ -189,7 +184,7 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
   // may have been woken: see `answered` below.
   const std::uint64_t answers_before = answers_published();
   closing_.store(true, std::memory_order_release);
-  const std::uint64_t until = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
+  const std::uint64_t until = close_until_ = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
   // Quiet must hold twice, 1 ms apart: a request posted just before the first look
   // shows up by the second (its doorbell store is already on its way). Quiet includes
   // the task side: a request still waiting for ring space (the waiters stack, the GPU's
@@ -213,9 +208,11 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
   // after the reactor thread counted it, so a drained answer is counted here.
   bool answered = false;
   for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
-    const bool settled = requests_settled(task_side_inflight);
+    // The count first: an answer published during the look below is then later than
+    // the look, for await_late_answers, even when the look already found it quiet.
     const std::uint64_t published = answers_published();
-    answers_at_last_look_ = published;  // what await_late_answers compares with
+    const bool settled = requests_settled(task_side_inflight);
+    answers_at_last_look_ = published;
     answered = answered || !settled || published != answers_before;
     const bool quiet = settled && (!answered || !task_side_idle || task_side_idle());
     quiet_looks = quiet ? quiet_looks + 1 : 0;
@@ -225,18 +222,21 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
 
 // A request can still be posted between close's last look and stop(): close then returns
 // (two quiet looks) while a reactor thread refuses it, and the answer wakes a task that
-// the executor's shutdown would destroy unrun (tests/test_shutdown_host.cpp failed so,
-// 1 run in 3, beside a two-core build, forty-first session). After stop() the threads
-// have published their last answers, so comparing the count with close's last look
-// finds every such answer.
-void reactor::await_late_answers(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight,
-                                 const std::function<bool()>& task_side_idle) noexcept {
+// the executor's shutdown would destroy unrun (tests/test_shutdown_host.cpp: 7 of 40 runs
+// beside two `yes` processes, forty-first session). After stop() the threads have
+// published their last answers, and close took its count before each look's reads, so
+// comparing the two finds every answer a look may have missed. What is waited for: every
+// answer published has been handed back by the task side (read, its task woken; this
+// also covers the GPU's answers taken in place, which no inflight count shows) and the
+// task side is idle. Not the mailboxes' inflight: a request a woken task posts now is
+// never answered, and would hold it up. Within close's own deadline: a close that timed
+// out (tasks that keep running) does not wait a second time.
+void reactor::await_late_answers(const std::function<bool()>& task_side_idle) noexcept {
   if (!task_side_idle || answers_published() == answers_at_last_look_) return;
-  const std::uint64_t until = steady_ns() + std::uint64_t{timeout_ms} * 1000000u;
-  for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
-    // (The threads are joined: their quiescence is not looked at. A request a woken task
-    // posts now is never answered; it keeps inflight up, and this waits out timeout_ms.)
-    const bool quiet = answers_taken(task_side_inflight) && task_side_idle();
+  for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < close_until_;) {
+    bool handed_back = true;
+    for (auto& t : threads_) handed_back = handed_back && t->answers_handed_back();  // joined: safe here
+    const bool quiet = handed_back && task_side_idle();
     quiet_looks = quiet ? quiet_looks + 1 : 0;
     if (quiet_looks < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -32,8 +32,9 @@
 // thread is stopped (stop_thread, a fault drill) it fails every pending request with
 // host_unavailable and keeps failing each new one until shutdown, so no task waits
 // forever and no request is lost. At shutdown (close) every pending and new request
-// fails with shutting_down until the tasks' side has taken every completion (and, on
-// the host backend, has run the tasks those completions woke: reactor::close).
+// fails with shutting_down until the tasks' side has taken every completion and has run
+// the tasks those completions woke (reactor::close, then reactor::await_late_answers for
+// answers published after close's last look).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -145,12 +146,11 @@ class reactor {
   void stop() noexcept;
   // Shutdown, after step 2: when the threads published answers after close's last look
   // (a request posted and refused in close's last millisecond, or while stop joined the
-  // threads), waits as close does, within timeout_ms, until they are taken and the task
-  // side is idle, so that the tasks they woke run before the executor's shutdown destroys
-  // them. Nothing can be answered any more, so the woken set is final. Returns at once
-  // when there was no such answer (or no task_side_idle).
-  void await_late_answers(unsigned timeout_ms, const std::function<std::uint64_t()>& task_side_inflight,
-                          const std::function<bool()>& task_side_idle) noexcept;
+  // threads), waits, within close's deadline, until the task side has handed every answer
+  // back and is idle, twice 1 ms apart, so that the tasks they woke run before the
+  // executor's shutdown destroys them. Nothing can be answered any more, so the woken set
+  // is final. Returns at once when there was no such answer (or no task_side_idle).
+  void await_late_answers(const std::function<bool()>& task_side_idle) noexcept;
   // Fault drill: stops thread i's service (see the file comment).
   void stop_thread(unsigned i) noexcept;
 
@@ -179,12 +179,12 @@ class reactor {
   std::vector<detail::mailbox_shared*> shared_;
   void free_shared_memory() noexcept;  // the rings, and shared_ itself
   bool requests_settled(const std::function<std::uint64_t()>& task_side_inflight) noexcept;  // close's look
-  bool answers_taken(const std::function<std::uint64_t()>& task_side_inflight) noexcept;
   std::uint64_t answers_published() const noexcept;  // completions published, all threads
   std::vector<detail::mailbox> host_boxes_;
   std::vector<std::unique_ptr<reactor_thread>> threads_;
   std::atomic<bool> closing_{false};
   std::uint64_t answers_at_last_look_ = 0;  // answers_published() at close's last look
+  std::uint64_t close_until_ = 0;           // close's deadline (steady_ns), also await_late_answers'
   bool stopped_ = false;
 
   std::shared_mutex fns_m_;

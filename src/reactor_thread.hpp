@@ -28,6 +28,9 @@ class reactor_thread {
   void stop_service() noexcept { failing_.store(true, std::memory_order_release); }
   // True when everything taken has been completed and the task side took it all.
   bool quiescent() const noexcept { return quiet_.load(std::memory_order_acquire); }
+  // True when the task side has handed back every completion this thread published: each
+  // answer has been read and its task woken. Only on this thread, or after it was joined.
+  bool answers_handed_back() noexcept { return handed_back() == comp_tail_; }
 
   std::uint64_t requests() const noexcept { return requests_.load(std::memory_order_relaxed); }
   std::uint64_t completions() const noexcept { return completions_.load(std::memory_order_relaxed); }

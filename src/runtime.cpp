@@ -208,10 +208,11 @@ void runtime::shutdown_steps() noexcept {
       // 1 ms after a warp ran the tasks the answers woke sees the count moved, and two
       // looks in a row without a move (reactor::close) mean those tasks have run. The
       // first look only records the count. (All warps parked at once is no sign: each
-      // leaves its nap for a look round at least every millisecond.) A task queued and not
-      // yet taken for over a millisecond (a wake-up token missed: notify_many), or woken
-      // by a task that runs for over a millisecond without suspending, reads as idle;
-      // tasks that keep yielding make close wait out its timeout, as on the host.
+      // leaves its nap for a look round at least every millisecond.) A busy warp publishes
+      // only every 256th trip, so one whose trips take over ~4 us can show no move across
+      // a look: tasks queued behind it then read as idle, as does a task queued and not
+      // taken for over a millisecond (a wake-up token missed: notify_many), or one woken
+      // by a task that runs for over a millisecond without suspending (docs/mailbox.md).
       idle = [d, last = ~std::uint64_t{0}]() mutable {
         const std::uint64_t now = d->stats().batches;
         const bool still = now == last;
@@ -221,7 +222,7 @@ void runtime::shutdown_steps() noexcept {
     }
     impl_->io->close(1000, inflight, idle);
     impl_->io->stop();
-    impl_->io->await_late_answers(1000, inflight, idle);  // answers after close's last look
+    impl_->io->await_late_answers(idle);  // answers after close's last look (within close's 1 s)
   }
   if (impl_->host) impl_->host->shutdown();
   if (exec::device_runtime* d = device()) d->shutdown();

@@ -247,8 +247,8 @@ struct short_read_out {
 };
 
 // Reads 2 pages of this process's memory through /proc/self/mem at `at`, whose second
-// page is unmapped: the kernel copies the first page and stops (a short read); a read
-// of the second page alone then fails (EIO).
+// page cannot be read (an empty file's page, past its end): the kernel copies the first
+// page and stops (a short read); a read of the second page alone then fails (EIO).
 WEFT_HOST_DEVICE weft::task<short_read_out> short_read_root(const char* path, unsigned char* into,
                                                             std::uint64_t at, std::uint64_t page) {
   short_read_out o{};
@@ -455,6 +455,11 @@ TEST_CASE("io::read stopped by a system error after some bytes returns those byt
   weft::runtime rt(weft_test::any_backend_config());
   void* m = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   REQUIRE(m != MAP_FAILED);
+  struct unmap_at_end {  // also when a REQUIRE below, or block_on, throws
+    void* p;
+    std::size_t n;
+    ~unmap_at_end() { ::munmap(p, n); }
+  } unmap{m, 2 * page};
   auto* bytes = static_cast<unsigned char*>(m);
   for (std::uint64_t i = 0; i < page; ++i) bytes[i] = static_cast<unsigned char>('a' + i % 26);
   // The read's second page: an empty file's page, past its end, so a read of it through
@@ -463,15 +468,15 @@ TEST_CASE("io::read stopped by a system error after some bytes returns those byt
   // (fortieth session's version of this test, which first ran on a GPU in the forty-first).
   const int empty = ::memfd_create("weft-test-hole", 0);
   REQUIRE(empty >= 0);
-  REQUIRE(::mmap(bytes + page, page, PROT_READ, MAP_SHARED | MAP_FIXED, empty, 0) == bytes + page);
+  void* hole = ::mmap(bytes + page, page, PROT_READ, MAP_SHARED | MAP_FIXED, empty, 0);
   ::close(empty);  // the mapping keeps the file
+  REQUIRE(hole == bytes + page);
   const short_read_out o = rt.block_on(
       [] WEFT_HOST_DEVICE(const char* p, unsigned char* b, std::uint64_t at, std::uint64_t pg) {
         return short_read_root(p, b, at, pg);
       },
       path.c_str(), into.data(), static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(bytes)), page);
   rt.shutdown();
-  ::munmap(bytes, 2 * page);
   REQUIRE(o.first == 0);
   CHECK(o.got == page);  // the bytes that came, not an error that hides them
   CHECK(o.second == code(weft::errc::io_error));
