@@ -209,10 +209,11 @@ void runtime::shutdown_steps() noexcept {
       // looks in a row without a move (reactor::close) mean those tasks have run. The
       // first look only records the count. (All warps parked at once is no sign: each
       // leaves its nap for a look round at least every millisecond.) A busy warp publishes
-      // only every 256th trip, so one whose trips take over ~4 us can show no move across
-      // a look: tasks queued behind it then read as idle, as does a task queued and not
-      // taken for over a millisecond (a wake-up token missed: notify_many), or one woken
-      // by a task that runs for over a millisecond without suspending (docs/mailbox.md).
+      // its batch count every 16th trip (device_worker.hpp), so one whose trips take over
+      // ~60 us can show no move across a look: tasks queued behind it then read as idle, as
+      // does a task queued and not taken for over a millisecond (a wake-up token missed:
+      // notify_many), or one woken by a task that runs for over a millisecond without
+      // suspending (docs/mailbox.md).
       idle = [d, last = ~std::uint64_t{0}]() mutable {
         const std::uint64_t now = d->stats().batches;
         const bool still = now == last;

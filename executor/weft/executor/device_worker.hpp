@@ -666,6 +666,10 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
     if ((beat & 15) == 0) {
       if (id == 0 && lane == 0) poll_host(d);
       if ((beat & 255) == 0) publish_stats(c);
+      // The batch count alone every 16th trip: the host's shutdown reads it to see the
+      // warps idle (runtime.cpp), and a warp of slow trips (~60 us) must show it moved
+      // within the 1 ms between two of its looks. One store of lane 0.
+      else if (lane == 0) c.w.stats.batches = c.st.stats.batches;
       flush_caches_if_asked(d, c.st, id, lane);  // a busy warp within 16 batches, too
       if (stopping(c)) break;  // a busy warp still stops within 16 batches
       take_inbox(c);           // and runs its pinned tasks within 16 batches
