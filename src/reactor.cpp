@@ -35,6 +35,16 @@ namespace {
 
 bool is_pow2(std::uint32_t v) { return v >= 2 && (v & (v - 1)) == 0; }
 
+// Shutdown's wait (reactor::close, reactor::await_late_answers): looks until `quiet()`
+// holds on two looks in a row, 1 ms apart, or until `until` (steady_ns) has passed.
+template <class Look>
+void until_quiet_twice(std::uint64_t until, Look quiet) {
+  for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
+    quiet_looks = quiet() ? quiet_looks + 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 class host_memory_ops final : public memory_ops {
  public:
   void* alloc_shared(std::size_t bytes) override {
@@ -207,17 +217,15 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
   // its acquire load of a drained `inflight` follows the drain, which took the answer
   // after the reactor thread counted it, so a drained answer is counted here.
   bool answered = false;
-  for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < until;) {
+  until_quiet_twice(until, [&] {
     // The count first: an answer published during the look below is then later than
     // the look, for await_late_answers, even when the look already found it quiet.
     const std::uint64_t published = answers_published();
     const bool settled = requests_settled(task_side_inflight);
     answers_at_last_look_ = published;
     answered = answered || !settled || published != answers_before;
-    const bool quiet = settled && (!answered || !task_side_idle || task_side_idle());
-    quiet_looks = quiet ? quiet_looks + 1 : 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+    return settled && (!answered || !task_side_idle || task_side_idle());
+  });
 }
 
 // A request can still be posted between close's last look and stop(): close then returns
@@ -233,13 +241,11 @@ void reactor::close(unsigned timeout_ms, const std::function<std::uint64_t()>& t
 // out (tasks that keep running) does not wait a second time.
 void reactor::await_late_answers(const std::function<bool()>& task_side_idle) noexcept {
   if (!task_side_idle || answers_published() == answers_at_last_look_) return;
-  for (int quiet_looks = 0; quiet_looks < 2 && steady_ns() < close_until_;) {
-    bool handed_back = true;
-    for (auto& t : threads_) handed_back = handed_back && t->answers_handed_back();  // joined: safe here
-    const bool quiet = handed_back && task_side_idle();
-    quiet_looks = quiet ? quiet_looks + 1 : 0;
-    if (quiet_looks < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  until_quiet_twice(close_until_, [&] {
+    for (auto& t : threads_)
+      if (!t->answers_handed_back()) return false;  // joined: safe here
+    return task_side_idle();
+  });
 }
 
 void reactor::stop() noexcept {

@@ -204,13 +204,12 @@ void runtime::shutdown_steps() noexcept {
       idle = [h] { return h->idle(); };
     } else if (exec::device_runtime* d = device()) {
       // The GPU's warps: none ran a batch since the last look. A warp publishes its count
-      // each time it runs dry (before it parks), and every 256th trip while busy, so a look
-      // 1 ms after a warp ran the tasks the answers woke sees the count moved, and two
-      // looks in a row without a move (reactor::close) mean those tasks have run. The
-      // first look only records the count. (All warps parked at once is no sign: each
-      // leaves its nap for a look round at least every millisecond.) A busy warp publishes
-      // its batch count every 16th trip (device_worker.hpp), so one whose trips take over
-      // ~60 us can show no move across a look: tasks queued behind it then read as idle, as
+      // each time it runs dry (before it parks), and every 16th trip while busy
+      // (device_worker.hpp), so a look 1 ms after a warp ran the tasks the answers woke
+      // sees the count moved, and two looks in a row without a move (reactor::close) mean
+      // those tasks have run. The first look only records the count. (All warps parked at
+      // once is no sign: each leaves its nap for a look round at least every millisecond.)
+      // A warp whose trips take over ~60 us can show no move across a look: tasks queued behind it then read as idle, as
       // does a task queued and not taken for over a millisecond (a wake-up token missed:
       // notify_many), or one woken by a task that runs for over a millisecond without
       // suspending (docs/mailbox.md).
