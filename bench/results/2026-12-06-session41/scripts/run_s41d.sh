@@ -4,10 +4,12 @@
 # tests that go through the reactor 5 more times each on the GPU, timed.
 # Pack: tar -cJf build/carry/s41d.tar.xz build/cuda/tests/weft_tests build/cuda/tests/weft_device_smoke \
 #   build/cuda/examples/saxpy build/cuda/examples/file_pipeline
+# (Call f ran the same on its own pack: run_s41f.sh passes its name, s41f, as $1.)
 set -u
-o=$OUT/s41d
+n=${1:-s41d}
+o=$OUT/$n
 mkdir -p "$o"
-tar -xJf build/carry/s41d.tar.xz
+tar -xJf build/carry/$n.tar.xz
 t0=$(date +%s)
 OUT=$o/check bash scripts/gpu-check >"$o/gpu-check.txt" 2>&1
 echo "gpu-check rc=$? wall $(( $(date +%s) - t0 )) s" >>"$o/gpu-check.txt"
@@ -21,4 +23,4 @@ for r in 1 2 3 4 5; do
   WEFT_BACKEND=cuda timeout 120 build/cuda/tests/weft_tests "[net]" -d yes 2>&1 | grep -i "shut" >>"$o/net-shutdown.txt"
   echo "net rc=${PIPESTATUS[0]}" >>"$o/shutdown-runs.txt"
 done
-tar -czf "$OUT/s41d.tgz" -C "$OUT" s41d
+tar -czf "$OUT/$n.tgz" -C "$OUT" "$n"

@@ -1,24 +1,7 @@
 #!/usr/bin/env bash
-# Session 41, call f: scripts/gpu-check on the final build (after e2264ad, the review fixes: the GPU shutdown idle wait,
-# the late answers' wait after the reactor stops, the GPU facts check; no device code changed), then the shutdown
-# tests that go through the reactor 5 more times each on the GPU, timed.
+# Session 41, call f: scripts/gpu-check on the final build after the review fixes (e2264ad: the GPU shutdown idle
+# wait, the late answers' wait after the reactor stops, the GPU facts check; no device code changed), then the
+# shutdown tests that go through the reactor 5 more times each on the GPU, timed: run_s41d.sh, on this call's pack.
 # Pack: tar -cJf build/carry/s41f.tar.xz build/cuda/tests/weft_tests build/cuda/tests/weft_device_smoke \
 #   build/cuda/examples/saxpy build/cuda/examples/file_pipeline
-set -u
-o=$OUT/s41f
-mkdir -p "$o"
-tar -xJf build/carry/s41f.tar.xz
-t0=$(date +%s)
-OUT=$o/check bash scripts/gpu-check >"$o/gpu-check.txt" 2>&1
-echo "gpu-check rc=$? wall $(( $(date +%s) - t0 )) s" >>"$o/gpu-check.txt"
-for r in 1 2 3 4 5; do
-  for t in "runtime shutdown with requests in flight completes every waiting task with shutting_down" \
-           "runtime shutdown answers requests still waiting for ring space with shutting_down"; do
-    s=$(date +%s%N)
-    WEFT_BACKEND=cuda timeout 60 build/cuda/tests/weft_tests "$t" >>"$o/shutdown-tests.txt" 2>&1
-    echo "rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms: $t" >>"$o/shutdown-runs.txt"
-  done
-  WEFT_BACKEND=cuda timeout 120 build/cuda/tests/weft_tests "[net]" -d yes 2>&1 | grep -i "shut" >>"$o/net-shutdown.txt"
-  echo "net rc=${PIPESTATUS[0]}" >>"$o/shutdown-runs.txt"
-done
-tar -czf "$OUT/s41f.tgz" -C "$OUT" s41f
+exec bash "$(dirname "$0")/run_s41d.sh" s41f
