@@ -17,6 +17,11 @@ void check_gpu_facts(const gpu_facts& f) {
   if (!f.can_map_host_memory) add("mapped host memory");
   const std::string gpu = "weft: cuda backend: GPU " + std::to_string(f.device);
   if (!lacks.empty()) throw weft::error(errc::backend_unavailable, gpu + " lacks " + lacks);
+  if (f.compute_major < 9)
+    throw weft::error(errc::backend_unavailable,
+                      gpu + " has compute capability " + std::to_string(f.compute_major) + "." +
+                          std::to_string(f.compute_minor) +
+                          "; weft's device code needs 9.0 or later (sm_90: H100, H200). Use the host backend");
   if (f.kernel_exec_timeout)
     throw weft::error(errc::backend_unavailable,
                       gpu + " limits how long a kernel may run (kernelExecTimeoutEnabled: a display watchdog); "
@@ -140,8 +145,15 @@ gpu_facts facts_of(const cudaDeviceProp& prop, int device) {
     cudaGetLastError();
     timeout = 0;
   }
-  return gpu_facts{device, prop.cooperativeLaunch != 0, prop.unifiedAddressing != 0, prop.canMapHostMemory != 0,
-                   timeout != 0};
+  gpu_facts f;
+  f.device = device;
+  f.cooperative_launch = prop.cooperativeLaunch != 0;
+  f.unified_addressing = prop.unifiedAddressing != 0;
+  f.can_map_host_memory = prop.canMapHostMemory != 0;
+  f.kernel_exec_timeout = timeout != 0;
+  f.compute_major = prop.major;
+  f.compute_minor = prop.minor;
+  return f;
 }
 
 }  // namespace
@@ -178,6 +190,9 @@ device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {
   if (cfg.frame_pool_bytes > max_frame_pool_bytes)  // weft::runtime checks first; this class is public too
     throw weft::error(errc::invalid_argument,
                       "weft: config::frame_pool_bytes is 256 GiB or more, past the cuda backend's frame pool limit");
+  if (cfg.timer_capacity == 0 || cfg.timer_capacity > max_timer_capacity)  // weft::runtime checks first too
+    throw weft::error(errc::invalid_argument, "weft: config::timer_capacity must be in 1..2^24, got " +
+                                                  std::to_string(cfg.timer_capacity));
   report_.sms = prop.multiProcessorCount;
   try {
     make_host_resources();

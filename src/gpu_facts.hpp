@@ -13,9 +13,14 @@ struct gpu_facts {
   bool unified_addressing = true;  // pinned host memory mapped at the same address
   bool can_map_host_memory = true;  // the mailboxes and the host's control block
   bool kernel_exec_timeout = false;  // a run-time limit on kernels (a display watchdog)
+  int compute_major = 9;  // compute capability: the device code needs 9.0 or later (config.hpp)
+  int compute_minor = 0;
 };
 
-// Throws weft::error(backend_unavailable) naming what the GPU lacks. A run-time limit on
+// Throws weft::error(backend_unavailable) naming what the GPU lacks. A GPU below compute
+// capability 9.0 is refused here, when the runtime is made, rather than at its first
+// submission (no kernel image would load on it), so that backend::automatic runs such a
+// GPU's work on the host backend instead of failing every root. A run-time limit on
 // kernels is refused too: the persistent kernel runs for as long as the runtime lives, so
 // the watchdog would kill it a few seconds in, and every task with it (device_fault).
 void check_gpu_facts(const gpu_facts& f);

@@ -89,6 +89,8 @@ void validate(const config& c) {
     bad("inject_capacity must be in 1..2^30, got " + std::to_string(c.inject_capacity));
   if (c.park_max_ns < min_park_max_ns || c.park_max_ns > max_park_max_ns)
     bad("park_max_ns must be in 256..1000000 (a worker's first nap is 256 ns), got " + std::to_string(c.park_max_ns));
+  if (c.timer_capacity == 0 || c.timer_capacity > max_timer_capacity)  // 0: every sleep_for would be queue_full
+    bad("timer_capacity must be in 1..2^24, got " + std::to_string(c.timer_capacity));
 }
 
 // Starts the reactor's threads; a thread that cannot start is backend_unavailable, as

@@ -188,8 +188,8 @@ TEST_CASE("a runtime whose teardown on the GPU fails at shutdown reports device_
 #endif
 }
 
-TEST_CASE("an exec::device_runtime made directly refuses a frame pool of 256 GiB or more, or under one block, with "
-          "invalid_argument",
+TEST_CASE("an exec::device_runtime made directly refuses a frame pool of 256 GiB or more, or under one block, and a "
+          "timer capacity of 0 or past 2^24, with invalid_argument",
           "[runtime]") {
   weft::runtime rt(launch_config());
 #if WEFT_CUDA_COMPILE
@@ -210,6 +210,19 @@ TEST_CASE("an exec::device_runtime made directly refuses a frame pool of 256 GiB
       FAIL("constructed");
     } catch (const weft::error& e) {
       CHECK(e.code() == weft::errc::invalid_argument);
+    }
+  }
+  for (std::uint32_t timers : {0u, weft::max_timer_capacity + 1}) {
+    exec::device_runtime_config c;
+    c.device = dev->ordinal();
+    c.timer_capacity = timers;
+    INFO("timer_capacity " << timers);
+    try {
+      exec::device_runtime bad(c);
+      FAIL("constructed");
+    } catch (const weft::error& e) {
+      CHECK(e.code() == weft::errc::invalid_argument);
+      CHECK(std::string(e.what()).find("timer_capacity") != std::string::npos);
     }
   }
   REQUIRE(rt.block_on(echo, 3) == 3);  // the runtime beside it is untouched

@@ -49,3 +49,19 @@ TEST_CASE("a GPU whose kernels run under a time limit (a display watchdog) is re
   CHECK(m.find("kernelExecTimeoutEnabled") != std::string::npos);
   CHECK(m.find("host backend") != std::string::npos);
 }
+
+TEST_CASE("a GPU below compute capability 9.0 is refused when the runtime is made, naming its capability",
+          "[runtime]") {
+  weft::exec::gpu_facts f;
+  f.device = 1;
+  f.compute_major = 8;  // an A100
+  f.compute_minor = 0;
+  const std::string m = refusal_of(f);
+  CHECK(m.find("GPU 1 has compute capability 8.0") != std::string::npos);
+  CHECK(m.find("9.0 or later") != std::string::npos);
+  f.compute_major = 9;  // H100, H200
+  CHECK_NOTHROW(weft::exec::check_gpu_facts(f));
+  f.compute_major = 12;  // later GPUs are not refused here
+  f.compute_minor = 1;
+  CHECK_NOTHROW(weft::exec::check_gpu_facts(f));
+}

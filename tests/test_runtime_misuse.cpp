@@ -255,6 +255,8 @@ TEST_CASE("a configuration outside its documented bounds is refused with invalid
       {"inject_capacity", [](weft::config& c) { c.inject_capacity = 0; }},
       {"park_max_ns", [](weft::config& c) { c.park_max_ns = 0; }},
       {"park_max_ns", [](weft::config& c) { c.park_max_ns = 2'000'000'000u; }},
+      {"timer_capacity", [](weft::config& c) { c.timer_capacity = 0; }},
+      {"timer_capacity", [](weft::config& c) { c.timer_capacity = weft::max_timer_capacity + 1; }},
       {"workers", [](weft::config& c) { c.workers = ~0u; }},
       {"mailbox_slots", [](weft::config& c) { c.mailbox_slots = 1u << 31; }},
       {"mailbox_slots", [](weft::config& c) { c.mailbox_slots = 3; }},
@@ -276,6 +278,7 @@ TEST_CASE("a configuration outside its documented bounds is refused with invalid
   edge.local_queue_capacity = 8192;
   edge.park_max_ns = weft::min_park_max_ns;
   edge.mailbox_slots = 2;
+  edge.timer_capacity = 1;
   weft::runtime rt(edge);
   REQUIRE(rt.block_on(echo, 11) == 11);
 }

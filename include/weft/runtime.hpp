@@ -52,6 +52,7 @@ enum class backend { automatic, host, cuda };
 // for the cuda backend's rings of at least 64 cells).
 inline constexpr unsigned max_host_workers = 4096;
 inline constexpr std::uint32_t min_park_max_ns = 256, max_park_max_ns = 1'000'000;
+inline constexpr std::uint32_t max_timer_capacity = 1u << 24;  // 16 B a timer on the GPU: 256 MiB
 
 struct config {
   backend kind = backend::automatic;
@@ -68,7 +69,8 @@ struct config {
                                              // wake-up that needs it waits up to this long;
                                              // 256..1,000,000; 100 us until the thirty-first
                                              // session)
-  std::uint32_t timer_capacity = 1u << 16;   // cuda: tasks in sleep_for at once (more: queue_full)
+  std::uint32_t timer_capacity = 1u << 16;   // cuda: tasks in sleep_for at once (more: queue_full;
+                                             // 1..max_timer_capacity)
   weft::frame_allocator* frame_allocator = nullptr;  // replaces the pool when set (host)
   // The host reactor (io::, host_call, net::; docs/mailbox.md)
   unsigned reactor_threads = 2;              // one mailbox each; thread 0 runs the sockets

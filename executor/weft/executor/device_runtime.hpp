@@ -106,7 +106,7 @@ struct device_runtime_config {
   std::uint32_t local_queue_capacity = 256;
   std::uint32_t inject_capacity = 1u << 20; // all shards together
   std::uint32_t park_max_ns = 10000;        // config::park_max_ns
-  std::uint32_t timer_capacity = 1u << 16;  // sleeping tasks at once
+  std::uint32_t timer_capacity = 1u << 16;  // sleeping tasks at once (1..max_timer_capacity)
   // The host reactor's mailboxes (pinned, mapped); the device's halves are made here.
   std::vector<detail::mailbox_shared*> mailboxes;
 };
