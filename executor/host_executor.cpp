@@ -429,6 +429,12 @@ void host_executor::park(worker& w) {
     std::this_thread::yield();  // e.g. work exists but searchers are at their bound
     return;
   }
+  // A worker that waits gives its cached frame blocks back to the pool first: while it
+  // sleeps nobody else can use them, and a spawner on another worker would be refused
+  // with out_of_memory while up to 32 blocks of each small class sat here (the device
+  // reclaims lane caches before it refuses: device_frames.hpp). Only the owner thread
+  // touches its cache, so this needs no lock; the pool's pushes are its own.
+  w.cache.flush();
   std::unique_lock lk(park_m_);
   w.cv.wait(lk, [&] { return w.permit || stopping() || pinned_waiting(); });
   leave_park_locked(w);

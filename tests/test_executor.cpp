@@ -529,3 +529,51 @@ TEST_CASE("a task kept past its runtime's end is freed later without touching th
   REQUIRE_FALSE(kept.valid());
 }
 
+
+namespace {
+// Spawns tasks that wait on `go` until a spawn is refused; returns how many started
+// (-1 when the refusal was not out_of_memory, or `limit` came first), then lets them
+// all finish and waits for them.
+weft::task<int> count_spawns_until_refused(int limit) {
+  weft::event go, all_done;
+  int pending = 1;  // ours, dropped after the loop
+  int started = 0;
+  weft::errc refused{};
+  for (; started < limit; ++started) {
+    weft::detail::device_atomic<int>(pending).fetch_add(1);
+    weft::join_handle<void> h = weft::spawn(weft_test::wait_then_count_down(go, pending, all_done));
+    if (!h) {
+      weft::detail::device_atomic<int>(pending).fetch_sub(1);
+      refused = h.error();
+      break;
+    }
+  }
+  go.set();  // the waiters finish on whichever workers take them, into those workers' caches
+  if (weft::detail::device_atomic<int>(pending).fetch_sub(1) != 1) co_await all_done.wait();
+  co_return refused == weft::errc::out_of_memory ? started : -1;
+}
+}  // namespace
+
+TEST_CASE("host workers that go to sleep give their cached frames back, so a spawn on another worker is refused "
+          "only when the pool is really empty",
+          "[executor]") {
+  weft::config c = host_config(4);
+  c.frame_pool_bytes = 1u << 20;  // some thousands of small frames
+  weft::runtime rt(c);
+  struct counts {
+    int first, second;
+  };
+  auto root = []() -> weft::task<counts> {
+    const int first = co_await count_spawns_until_refused(1 << 22);
+    co_await weft::sleep_for(100'000'000);  // 100 ms: the other workers run dry and park
+    const int second = co_await count_spawns_until_refused(1 << 22);
+    co_return counts{first, second};
+  };
+  const auto [first, second] = rt.block_on(root);
+  INFO("first " << first << ", second " << second);
+  REQUIRE(first > 1000);
+  // Every block of the class is back in the pool or in the cache of the worker that now
+  // runs the root (which it uses first). Blocks left in parked workers' caches (up to 32
+  // each) would make the second count smaller.
+  REQUIRE(second >= first - 2);
+}

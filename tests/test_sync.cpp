@@ -367,7 +367,7 @@ TEST_CASE("sleepers wake in deadline order", "[sync]") {
   REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int n, int spacing) { return sleep_order_root(n, spacing); }, 6, 40) == 6);
 }
 
-// Host: run_inline has no scheduler, as the device has no timer yet: sleep_for fails.
+// run_inline has no scheduler to wake a sleeper (on either backend): sleep_for fails.
 TEST_CASE("sleep_for without a timer fails the task with backend_unavailable, or try_await reports it",
           "[sync]") {
   auto caught = weft::run_inline(try_sleep_code(ms));

@@ -14,8 +14,9 @@
 // and the frame starts after it. An allocator must outlive every frame it handed out.
 // Frames created outside any runtime (a task built in plain host code) come from the
 // process heap. The default pool's largest class is 1 MiB (prefix included): a larger
-// frame or object (a coroutine with a big local array, a channel of more than 1 MiB) is
-// out_of_memory there whatever the pool's size, and needs an allocator of its own.
+// frame or object (a coroutine with a big local array, a channel buffer of more than
+// 1 MiB less the 16-byte prefix) is out_of_memory there whatever the pool's size, and
+// needs an allocator of its own. (The GPU's pool has no prefix: there the bound is 1 MiB.)
 #pragma once
 #include <cstddef>
 
