@@ -2,7 +2,7 @@
 #include "weft/executor/host_frames.hpp"
 
 #include <cstdlib>
-#include <vector>
+#include <cstring>
 
 #include "weft/detail/backend_hooks.hpp"
 #include "weft/detail/coro.hpp"
@@ -36,20 +36,43 @@ struct teardown_list {
 };
 thread_local teardown_list tls_teardown;
 
-struct kept_frame {
-  void* raw;
-  std::size_t size;
+// Frames kept while a deferred_frees lives, linked through the dead blocks themselves, so
+// that keeping one allocates nothing (shutdown is noexcept; a vector here could throw
+// bad_alloc into std::terminate). A kept block: [allocator*][next kept block][size_t
+// size, over the frame's dead resume pointer][...]. Nothing reads or writes those words
+// of a freed frame: what may still write to one is a dropped join handle's RMW on the
+// task's state word, which lies in the promise, past them.
+struct kept_list {
+  bool active = false;
+  void* head = nullptr;  // the raw block kept last
 };
-thread_local std::vector<kept_frame>* tls_kept = nullptr;  // set while a deferred_frees lives
+thread_local kept_list tls_kept;
+
+void keep_block(void* raw, std::size_t size) noexcept {
+  std::memcpy(static_cast<char*>(raw) + 8, &tls_kept.head, sizeof(void*));
+  std::memcpy(static_cast<char*>(raw) + prefix, &size, sizeof size);
+  tls_kept.head = raw;
+}
 
 }  // namespace
 
-deferred_frees::deferred_frees() noexcept { tls_kept = new std::vector<kept_frame>; }
+static_assert(prefix >= 2 * sizeof(void*), "a kept block's allocator and link fit in the prefix");
+
+deferred_frees::deferred_frees() noexcept {
+  tls_kept.active = true;
+  tls_kept.head = nullptr;
+}
 deferred_frees::~deferred_frees() {
-  std::vector<kept_frame>* kept = tls_kept;
-  tls_kept = nullptr;
-  for (const kept_frame& k : *kept) (*static_cast<weft::frame_allocator**>(k.raw))->deallocate(k.raw, k.size);
-  delete kept;
+  void* raw = tls_kept.head;
+  tls_kept = kept_list{};
+  while (raw != nullptr) {
+    void* next;
+    std::size_t size;
+    std::memcpy(&next, static_cast<char*>(raw) + 8, sizeof next);
+    std::memcpy(&size, static_cast<char*>(raw) + prefix, sizeof size);
+    (*static_cast<weft::frame_allocator**>(raw))->deallocate(raw, size);
+    raw = next;
+  }
 }
 
 frame_scope::frame_scope(weft::frame_allocator* a, frame_cache* cache) noexcept
@@ -96,8 +119,8 @@ void host_destroy_frame(void* frame) noexcept { exec::destroy_frame_tree(frame);
 
 void host_frame_deallocate(void* p, std::size_t n) noexcept {
   void* raw = static_cast<char*>(p) - exec::prefix;
-  if (exec::tls_kept != nullptr) {  // a deferred_frees lives: keep the block until it ends
-    exec::tls_kept->push_back({raw, n + exec::prefix});
+  if (exec::tls_kept.active) {  // a deferred_frees lives: keep the block until it ends
+    exec::keep_block(raw, n + exec::prefix);
     return;
   }
   weft::frame_allocator* a = *static_cast<weft::frame_allocator**>(raw);
