@@ -499,27 +499,43 @@ void host_executor::destroy_root(task_header* t) noexcept {
   destroy_frame_tree(detail::frame_of(t));
 }
 
+// Allocates nothing (shutdown is noexcept): the roots of (b) and (c) are listed through
+// their `joiner` words. A task's joiner is written by a join's await_suspend (no task runs
+// from step 3 on) and read only by complete_root, which never runs for a DOOMED root, so
+// the word is free here. The list of (b) holds only roots that no handle names, which
+// nothing but this loop destroys; in (c) nothing frees a root (COMPLETED is clear).
 void host_executor::destroy_incomplete_roots() noexcept {
   using detail::task_state::completed, detail::task_state::doomed, detail::task_state::handle;
-  std::vector<task_header*> unnamed, named;
   deferred_frees keep;  // every frame freed below stays allocated until the end (the header says why)
+  auto destroy_listed = [this](task_header* t) {
+    while (t != nullptr) {
+      task_header* next = t->joiner;  // read before the frame goes
+      destroy_root(t);
+      t = next;
+    }
+  };
+  task_header* unnamed = nullptr;
   registry_.for_each([&](task_header* t) {  // (a) mark: COMPLETED | DOOMED, never to run again
     auto st = detail::state_of(t);
     if (st.load(detail::mo_relaxed) & completed) return;  // one thread from here (step 3)
     if (st.fetch_or(completed | doomed, detail::mo_acq_rel) & handle) return;
-    unnamed.push_back(t);
+    t->joiner = unnamed;
+    unnamed = t;
   });
-  for (task_header* t : unnamed) destroy_root(t);  // (b) their frames drop handles, freeing what those name
+  destroy_listed(unnamed);  // (b) their frames drop handles, freeing what those name
   // (c) the marked roots still registered (named from another such root, a cycle, or from
   //     outside any frame): clear COMPLETED on all of them first, so that no dropped
   //     handle frees one; destroy each once; keep the freed frames until the last is
   //     destroyed, since a handle in a cycle may still write to a root freed before it.
+  task_header* named = nullptr;
   registry_.for_each([&](task_header* t) {
-    if (detail::state_of(t).load(detail::mo_relaxed) & doomed) named.push_back(t);
+    auto st = detail::state_of(t);
+    if (!(st.load(detail::mo_relaxed) & doomed)) return;
+    st.fetch_and(~completed, detail::mo_relaxed);
+    t->joiner = named;
+    named = t;
   });
-  if (named.empty()) return;
-  for (task_header* t : named) detail::state_of(t).fetch_and(~completed, detail::mo_relaxed);
-  for (task_header* t : named) destroy_root(t);
+  destroy_listed(named);
 }
 
 // ---------------------------------------------------------------- timers

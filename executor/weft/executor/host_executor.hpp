@@ -60,6 +60,10 @@
 //      wakes a waiter; an event set by a destructor), and such a wake of a DOOMED task
 //      only marks its word (wake, run.hpp), it queues nothing.
 //      The registry, which destroy_root keeps exact, says which marked roots are left.
+//      The step allocates nothing (shutdown is noexcept, and may run with the heap
+//      exhausted): it lists the roots of (b) and (c) through their `joiner` words, which
+//      only a completion reads and no doomed root completes, and links the frames it
+//      keeps through their own dead blocks (host_frames.cpp).
 //   6. Flush the frame caches into the pool; the pool then counts only frames still
 //      held by host-side handles (none after block_on returns).
 #pragma once
