@@ -1,6 +1,7 @@
 // Host frame allocation and teardown: see weft/executor/host_frames.hpp.
 #include "weft/executor/host_frames.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -36,12 +37,16 @@ struct teardown_list {
 };
 thread_local teardown_list tls_teardown;
 
+// Every block holds at least one word past the prefix (block_bytes), for the kept list.
+std::size_t block_bytes(std::size_t n) noexcept { return std::max(n, sizeof(std::size_t)) + prefix; }
+
 // Frames kept while a deferred_frees lives, linked through the dead blocks themselves, so
 // that keeping one allocates nothing (shutdown is noexcept; a vector here could throw
 // bad_alloc into std::terminate). A kept block: [allocator*][next kept block][size_t
-// size, over the frame's dead resume pointer][...]. Nothing reads or writes those words
-// of a freed frame: what may still write to one is a dropped join handle's RMW on the
-// task's state word, which lies in the promise, past them.
+// size, over a frame's dead resume pointer or an object's first word][...]. Nothing
+// reads or writes those words of a freed block: what may still write to a freed frame
+// is a dropped join handle's RMW on the task's state word, which lies in the promise,
+// past them.
 struct kept_list {
   bool active = false;
   void* head = nullptr;  // the raw block kept last
@@ -109,7 +114,8 @@ namespace weft::detail {
 void* host_frame_allocate(std::size_t n) noexcept {
   const exec::frame_context& ctx = exec::tls_ctx;
   weft::frame_allocator* a = ctx.alloc ? ctx.alloc : &exec::g_heap;
-  void* raw = (ctx.cache && a == ctx.cache_owner) ? ctx.cache->allocate(n + exec::prefix) : a->allocate(n + exec::prefix);
+  const std::size_t bytes = exec::block_bytes(n);
+  void* raw = (ctx.cache && a == ctx.cache_owner) ? ctx.cache->allocate(bytes) : a->allocate(bytes);
   if (raw == nullptr) return nullptr;
   *static_cast<weft::frame_allocator**>(raw) = a;
   return static_cast<char*>(raw) + exec::prefix;
@@ -119,14 +125,15 @@ void host_destroy_frame(void* frame) noexcept { exec::destroy_frame_tree(frame);
 
 void host_frame_deallocate(void* p, std::size_t n) noexcept {
   void* raw = static_cast<char*>(p) - exec::prefix;
+  const std::size_t bytes = exec::block_bytes(n);  // as host_frame_allocate asked for it
   if (exec::tls_kept.active) {  // a deferred_frees lives: keep the block until it ends
-    exec::keep_block(raw, n + exec::prefix);
+    exec::keep_block(raw, bytes);
     return;
   }
   weft::frame_allocator* a = *static_cast<weft::frame_allocator**>(raw);
   const exec::frame_context& ctx = exec::tls_ctx;
-  if (ctx.cache && a == ctx.cache_owner) ctx.cache->deallocate(raw, n + exec::prefix);
-  else a->deallocate(raw, n + exec::prefix);
+  if (ctx.cache && a == ctx.cache_owner) ctx.cache->deallocate(raw, bytes);
+  else a->deallocate(raw, bytes);
 }
 
 }  // namespace weft::detail
