@@ -1,6 +1,9 @@
 // The host backend's executor through the public API.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -582,4 +585,63 @@ TEST_CASE("host workers that go to sleep give their cached frames back, so a spa
   // runs the root (which it uses first). Blocks left in parked workers' caches (up to 32
   // each) would make the second count smaller.
   REQUIRE(second >= first - 2);
+}
+
+namespace {
+// Hands out exactly the bytes asked for (as AddressSanitizer wants), and checks that each
+// block comes back with the size it was handed out with.
+class exact_allocator final : public weft::frame_allocator {
+ public:
+  void* allocate(std::size_t n) noexcept override {
+    void* p = std::malloc(n);
+    std::lock_guard lk(m);
+    sizes[p] = n;
+    smallest = std::min(smallest, n);
+    return p;
+  }
+  void deallocate(void* p, std::size_t n) noexcept override {
+    {
+      std::lock_guard lk(m);
+      auto it = sizes.find(p);
+      if (it == sizes.end() || it->second != n) ++mismatched;
+      else sizes.erase(it);
+    }
+    std::free(p);
+  }
+  std::mutex m;
+  std::map<void*, std::size_t> sizes;  // live blocks
+  std::size_t smallest = ~std::size_t{0};
+  int mismatched = 0;
+};
+
+weft::task<int> park_holding_a_tiny_channel(weft::event& never, int& parked) {
+  weft::channel<char> tiny(1);  // a 1-byte buffer from the frame allocator
+  if (!tiny.try_send('x')) co_return -1;
+  weft::detail::device_atomic<int>(parked).fetch_add(1);
+  co_await never.wait();
+  co_return 1;
+}
+}  // namespace
+
+TEST_CASE("shutdown destroys parked tasks that own tiny objects from an exact-size frame allocator, inside their "
+          "blocks, and hands every block back with its size",
+          "[executor]") {
+  exact_allocator alloc;
+  {
+    weft::config c = host_config(2);
+    c.frame_allocator = &alloc;
+    weft::runtime rt(c);
+    weft::event never;
+    int parked = 0;
+    std::vector<weft::host_handle<int>> handles;  // shutdown answers them with shutting_down
+    for (int i = 0; i < 8; ++i)
+      handles.push_back(rt.spawn([](weft::event* e, int* p) { return park_holding_a_tiny_channel(*e, *p); },
+                                 &never, &parked));
+    REQUIRE(weft_test::wait_for_value([&] { return weft::detail::device_atomic<int>(parked).load(); }, 8,
+                                      std::chrono::seconds(10)) == 8);
+    rt.shutdown();  // step 5 keeps each freed block until its end, its size in the block's first word
+  }
+  CHECK(alloc.smallest >= 24);  // the 16-byte prefix and one word: a channel<char>(1)'s 1 B buffer too
+  CHECK(alloc.mismatched == 0);
+  CHECK(alloc.sizes.empty());
 }
