@@ -3,6 +3,7 @@
 // CUDA in a cuda build and run on whichever backend WEFT_BACKEND names.
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -366,6 +367,35 @@ TEST_CASE("a task writes, reads back and closes a file, and short reads, EOF and
   ::unlink(tmpl);
   REQUIRE(n == 310);
   REQUIRE(std::memcmp(disk, buf.data(), 310) == 0);
+}
+
+namespace {
+// Creates `path` with io::open's default mode and closes it: 0, or the first error's code.
+WEFT_HOST_DEVICE weft::task<int> create_with_default_mode(const char* path) {
+  auto f = co_await weft::io::open(path, O_CREAT | O_WRONLY | O_TRUNC);
+  if (!f) co_return code_of(f);
+  auto c = co_await weft::io::close(*f);
+  co_return c ? 0 : code_of(c);
+}
+}  // namespace
+
+TEST_CASE("io::open creates a file with mode 0644 (less the umask) when no mode is given", "[io]") {
+  char dir_tmpl[] = "/tmp/weft-io-mode-XXXXXX";
+  REQUIRE(::mkdtemp(dir_tmpl) != nullptr);
+  const std::string made = std::string(dir_tmpl) + "/new";
+  shared_text path(made);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  weft::runtime rt(weft_test::any_backend_config());
+  const int rc = rt.block_on([] WEFT_HOST_DEVICE(const char* p) { return create_with_default_mode(p); }, path.c_str());
+  rt.shutdown();
+  struct stat st {};
+  const int got = ::stat(made.c_str(), &st);
+  ::unlink(made.c_str());
+  ::rmdir(dir_tmpl);
+  REQUIRE(rc == 0);
+  REQUIRE(got == 0);
+  CHECK((st.st_mode & 0777) == (0644 & ~mask));
 }
 
 TEST_CASE("io::print writes a task's text to standard output whole and in order, text over 64 KiB gives too_large "

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_facts.hpp"
 #include "shared_array.hpp"
 #include "support.hpp"
 
@@ -718,4 +719,13 @@ TEST_CASE("tasks, join handles and lock guards passed by value are owned exactly
   REQUIRE(weft_test::wait_for_no_live_tasks(rt) == 0);
   rt.shutdown();
   REQUIRE(rt.live_frame_blocks() == 0);
+}
+
+TEST_CASE("a runtime made with no configuration and no WEFT_BACKEND runs on the GPU when one fits, else on the host",
+          "[runtime]") {
+  weft_test::scoped_env unset("WEFT_BACKEND", nullptr);  // ctest and gpu-check set it: the default path here
+  weft::runtime rt;
+  const std::string want = weft::exec::gpu_fits(0) ? "cuda" : "host";  // false without CUDA or a GPU
+  CHECK(std::string(rt.backend_name()) == want);
+  REQUIRE(rt.block_on([] WEFT_HOST_DEVICE(int x) -> weft::task<int> { co_return x + 1; }, 41) == 42);
 }
