@@ -17,7 +17,7 @@ m=$(awk '{print $1}' "$o/metrics-icache.txt" | grep -E "^(sm|smsp|l1)" | grep -v
 echo "metrics: $m" >"$o/chosen.txt"
 timeout 420 "$NCU" --clock-control none --replay-mode application -k regex:weft_worker_kernel -c 1 \
   --section WarpStateStats --section InstructionStats --section LaunchStats ${m:+--metrics "$m"} \
-  -o "$o/spawn" build/cuda/bench/weft_bench_device --benchmark_filter='spawn_many' --benchmark_min_time=0.5s \
+  -o "$o/spawn" build/cuda/bench/weft_bench_device --benchmark_filter='spawn_many' \
   >"$o/ncu.log" 2>&1
 echo "ncu rc=$?" >>"$o/ncu.log"
 "$NCU" --import "$o/spawn.ncu-rep" --page details >"$o/details.txt" 2>&1
