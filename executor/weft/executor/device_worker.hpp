@@ -29,8 +29,9 @@
 // the tasks held for the small ones at once (run_held_rounds), skipping steps 1 and 4.
 //
 // Searching and parking (tokio's worker.rs, adapted)
-//   * At most max_searchers warps search at once (`searching`, device scope). A
-//     searcher looks at 128 rings from a random start, 32 per step (lane i checks one),
+//   * At most max_searchers warps search at once (`searching`, device scope; relaxed:
+//     a bound that publishes nothing, try_begin_search). A searcher looks at 128 rings
+//     from a random start, 32 per step (lane i checks one),
 //     steals half of the first non-empty one, and checks inject shards 0-31 (every
 //     shard is looked at by pop_other_shards and register_sleeper before a warp parks).
 //     The look round after a nap that ended without a token (steal(c, 32) in find_work)
@@ -347,12 +348,20 @@ __device__ inline bool needs_settle(worker_ctx& c, detail::after_run r) noexcept
   return __any_sync(full_mask, requeues(r)) || c.st.count > lifo_keep || !c.st.ring_empty;
 }
 
+// `searching` only bounds how many warps search at once: nothing is published through it
+// (the steals and the wake tokens order their own data), so its RMWs are relaxed, and a
+// warp that finds the bound reached gives up at once. An add that overshoots is undone,
+// so at most max_searchers warps hold a claim. (Until the forty-third session this was
+// an acq_rel CAS loop: each retry a device-scope fence, the CAS and an L1 invalidation
+// for the whole SM, and at full occupancy a call retried ~155 times on average in
+// spawn_many, 49.5M retries per 40M tasks: docs/benchmarks.md.)
 __device__ inline bool try_begin_search(worker_ctx& c) noexcept {
   int ok = 0;
   if (c.lane == 0) {
     detail::device_atomic<std::uint32_t> s(c.d.searching);
-    std::uint32_t v = s.load(detail::mo_relaxed);
-    while (v < c.d.max_searchers && !(ok = s.compare_exchange_weak(v, v + 1, detail::mo_acq_rel, detail::mo_relaxed))) {
+    if (s.load(detail::mo_relaxed) < c.d.max_searchers) {
+      ok = s.fetch_add(1, detail::mo_relaxed) < c.d.max_searchers;
+      if (!ok) s.fetch_sub(1, detail::mo_relaxed);
     }
   }
   return __shfl_sync(full_mask, ok, 0);
@@ -360,7 +369,7 @@ __device__ inline bool try_begin_search(worker_ctx& c) noexcept {
 
 __device__ inline void end_search(worker_ctx& c, bool found) noexcept {
   if (c.lane != 0) return;
-  const std::uint32_t before = detail::device_atomic<std::uint32_t>(c.d.searching).fetch_sub(1, detail::mo_acq_rel);
+  const std::uint32_t before = detail::device_atomic<std::uint32_t>(c.d.searching).fetch_sub(1, detail::mo_relaxed);
   if (found && before == 1) notify_one(c.d);  // the last searcher found work: wake the next
 }
 
