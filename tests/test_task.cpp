@@ -150,6 +150,23 @@ TEST_CASE("run_inline refuses a task that already ran, and the task keeps its fr
   REQUIRE(t.valid());  // still its owner: freed when t goes
 }
 
+TEST_CASE("a task that ran is still started after a move: its new owner's await or run gives already_taken", "[task]") {
+  weft::task<int> t = add(2, 3);
+  auto first = weft::run_inline([](weft::task<int>* in) -> weft::task<int> { co_return co_await *in; }(&t));
+  REQUIRE(*first == 5);
+  weft::task<int> moved = std::move(t);
+  REQUIRE(moved.started());
+  REQUIRE_FALSE(t.started());
+  auto awaited = weft::run_inline([](weft::task<int>* in) -> weft::task<int> {
+    auto r = co_await weft::try_await(*in);
+    co_return r ? -1 : static_cast<int>(r.error());
+  }(&moved));
+  REQUIRE(*awaited == static_cast<int>(weft::errc::already_taken));
+  weft::task<int> again = std::move(moved);
+  REQUIRE(weft::run_inline(std::move(again)).error() == weft::errc::already_taken);
+  REQUIRE(again.valid());  // refused: it keeps its frame
+}
+
 TEST_CASE("awaiting a child task returns its value", "[task]") {
   auto r = weft::run_inline(parent(1));
   REQUIRE(r);

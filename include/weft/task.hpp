@@ -145,11 +145,6 @@ WEFT_HOST_DEVICE inline void fail_current(std::coroutine_handle<P> h, errc e) no
   r->act = action::unwind;
 }
 
-// True once a frame has run as a child or a root (enter_child, start_root, run_inline set
-// its `root`): it must not be entered again. Such a task is done, failed (suspended at the
-// await that failed, which must never resume) or running elsewhere.
-WEFT_HOST_DEVICE inline bool already_entered(void* frame) noexcept { return promise_of(frame).root != nullptr; }
-
 // Awaiter of a task. Catches=false: yields T; Catches=true (try_await): yields result<T>.
 // A task awaited a second time (or a finished one) fails the await with
 // errc::already_taken and is not run again.
@@ -158,10 +153,11 @@ struct task_awaiter {
   using weft_awaitable = void;
   void* frame;
   errc failed;
-  void** owner;  // the task object's frame pointer (enter_child)
+  void** owner;    // the task object's frame pointer (enter_child)
+  bool* entered;  // the task object's record that its frame ran (task::entered_)
 
   WEFT_HOST_DEVICE bool await_ready() noexcept {
-    if (frame != nullptr && already_entered(frame)) {
+    if (frame != nullptr && *entered) {
       frame = nullptr;
       failed = errc::already_taken;
     }
@@ -170,6 +166,7 @@ struct task_awaiter {
   template <class P>
   WEFT_HOST_DEVICE void await_suspend(std::coroutine_handle<P> h) const noexcept {
     if (frame == nullptr) return fail_current(h, failed);
+    *entered = true;
     enter_child(h, frame, owner, Catches);
   }
   WEFT_HOST_DEVICE auto await_resume() const {
@@ -193,12 +190,15 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
 
   WEFT_HOST_DEVICE task() noexcept : frame_(nullptr), failed_(errc::invalid_argument) {}
   // A moved-from task is invalid and reports errc::already_taken, like a released one.
-  WEFT_HOST_DEVICE task(task&& o) noexcept : frame_(o.frame_), failed_(o.failed_) { o.mark_taken(); }
+  WEFT_HOST_DEVICE task(task&& o) noexcept : frame_(o.frame_), failed_(o.failed_), entered_(o.entered_) {
+    o.mark_taken();
+  }
   WEFT_HOST_DEVICE task& operator=(task&& o) noexcept {
     if (this != &o) {
       reset();
       frame_ = o.frame_;
       failed_ = o.failed_;
+      entered_ = o.entered_;
       o.mark_taken();
     }
     return *this;
@@ -212,13 +212,15 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
   WEFT_HOST_DEVICE explicit operator bool() const noexcept { return valid(); }
   // True once the task has run (awaited, spawned, or driven by run_inline): it cannot run
   // again, and awaiting or spawning it again gives errc::already_taken.
-  WEFT_HOST_DEVICE bool started() const noexcept { return frame_ != nullptr && detail::already_entered(frame_); }
+  WEFT_HOST_DEVICE bool started() const noexcept { return frame_ != nullptr && entered_; }
   // Why the task is not valid (errc::out_of_memory after a failed frame allocation).
   WEFT_HOST_DEVICE errc error() const noexcept { return frame_ ? errc{} : failed_; }
 
-  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() & noexcept { return {frame_, failed_, &frame_}; }
-  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() && noexcept { return {frame_, failed_, &frame_}; }
-  WEFT_HOST_DEVICE detail::task_awaiter<T, true> as_result() noexcept { return {frame_, failed_, &frame_}; }
+  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() & noexcept { return {frame_, failed_, &frame_, &entered_}; }
+  WEFT_HOST_DEVICE detail::task_awaiter<T, false> operator co_await() && noexcept {
+    return {frame_, failed_, &frame_, &entered_};
+  }
+  WEFT_HOST_DEVICE detail::task_awaiter<T, true> as_result() noexcept { return {frame_, failed_, &frame_, &entered_}; }
 
   // Gives up ownership of the frame (spawn uses this to make it a root).
   WEFT_HOST_DEVICE void* release() noexcept {
@@ -234,6 +236,7 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
   WEFT_HOST_DEVICE void mark_taken() noexcept {
     frame_ = nullptr;
     failed_ = errc::already_taken;
+    entered_ = false;
   }
   WEFT_HOST_DEVICE void reset() noexcept {
     if (frame_) detail::destroy_frame(frame_);
@@ -242,6 +245,11 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
 
   void* frame_;
   errc failed_;
+  // The frame ran (an await entered it: task_awaiter). Only an await enters a frame its task
+  // object keeps (spawn and run_inline release it first), so this says what the frame's
+  // `root` says, without a load from the frame: the frame was just written, and a spawn or
+  // an await of a new task otherwise read it back from L2 (forty-third session).
+  bool entered_ = false;
 };
 
 namespace detail {
