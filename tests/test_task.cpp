@@ -162,7 +162,9 @@ TEST_CASE("a task that ran is still started after a move: its new owner's await 
     co_return r ? -1 : static_cast<int>(r.error());
   }(&moved));
   REQUIRE(*awaited == static_cast<int>(weft::errc::already_taken));
-  weft::task<int> again = std::move(moved);
+  weft::task<int> again;
+  again = std::move(moved);  // the move assignment carries it too
+  REQUIRE(again.started());
   REQUIRE(weft::run_inline(std::move(again)).error() == weft::errc::already_taken);
   REQUIRE(again.valid());  // refused: it keeps its frame
 }

@@ -153,6 +153,8 @@ struct task_awaiter {
   using weft_awaitable = void;
   void* frame;
   errc failed;
+  // Both point into the task object the awaiter came from, which must not move until the
+  // await is over (an awaiter kept across a move of its task would mark the moved-from one).
   void** owner;    // the task object's frame pointer (enter_child)
   bool* entered;  // the task object's record that its frame ran (task::entered_)
 
@@ -210,8 +212,9 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI task {
   // False when the frame could not be allocated (or the task was moved from).
   WEFT_HOST_DEVICE bool valid() const noexcept { return frame_ != nullptr; }
   WEFT_HOST_DEVICE explicit operator bool() const noexcept { return valid(); }
-  // True once the task has run (awaited, spawned, or driven by run_inline): it cannot run
-  // again, and awaiting or spawning it again gives errc::already_taken.
+  // True once an await of this task object has entered its frame: it cannot run again,
+  // and awaiting, spawning or running it again gives errc::already_taken. (A spawned or
+  // run_inline-driven task gives its frame up first: the object is then not valid.)
   WEFT_HOST_DEVICE bool started() const noexcept { return frame_ != nullptr && entered_; }
   // Why the task is not valid (errc::out_of_memory after a failed frame allocation).
   WEFT_HOST_DEVICE errc error() const noexcept { return frame_ ? errc{} : failed_; }
