@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 43, call d: the task object records that its frame ran (task::entered_), so a spawn or an await of a new
-#   task reads nothing back from the frame; base 7c19737 (build/base43b), new the main tree (bench only), 3 rounds.
+#   task reads nothing back from the frame; base bfc512a (build/base43b; built as 7c19737, the same tree before
+#   its message was amended), new the main tree (bench only), 3 rounds.
 # Pack: tar -cJf build/carry/s43d.tar.xz build/cuda/bench/weft_bench_device build/cuda/bench/libbenchmark.so.1debian \
 #   build/base43b/weft_bench_device
 set -u
