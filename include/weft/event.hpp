@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "weft/detail/run.hpp"
+#include "weft/task.hpp"  // detail::fail_current
 
 namespace weft {
 

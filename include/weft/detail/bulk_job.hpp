@@ -81,6 +81,11 @@ WEFT_HOST_DEVICE inline void cut_device_bulk(bulk_job& j, std::uint32_t workers)
 inline constexpr std::size_t bulk_inline_fn_bytes = 64;
 inline constexpr std::size_t bulk_inline_fn_align = 16;
 
+// Declared in both passes: the host executor's headers name it in declarations that the
+// device pass of a CUDA translation unit reads too (a file that includes weft/runtime.hpp
+// first failed to compile as CUDA without this).
+struct host_bulk_run;
+
 #if !WEFT_DEVICE_PASS
 // The host backend's record of a job spread over its worker threads (the bulk board:
 // executor/weft/executor/host_bulk.hpp). It lives in the awaiter, beside the descriptor,
