@@ -29,6 +29,19 @@ void check_gpu_facts(const gpu_facts& f) {
                             "without a display, or the host backend");
 }
 
+bool facts_fit(const gpu_facts& f) noexcept {
+  try {
+    check_gpu_facts(f);
+    return true;
+  } catch (...) {  // weft::error, or bad_alloc from its message
+    return false;
+  }
+}
+
+backend automatic_backend(int gpus_present, bool configured_gpu_fits) noexcept {
+  return gpus_present > 0 && configured_gpu_fits ? backend::cuda : backend::host;
+}
+
 }  // namespace weft::exec
 
 #if WEFT_WITH_CUDA
@@ -164,12 +177,7 @@ bool gpu_fits(int device) noexcept {
     cudaGetLastError();  // not sticky: leave no error for the caller's next CUDA call
     return false;
   }
-  try {
-    check_gpu_facts(facts_of(prop, device));
-    return true;
-  } catch (...) {  // weft::error, or bad_alloc from its message
-    return false;
-  }
+  return facts_fit(facts_of(prop, device));
 }
 
 device_runtime::device_runtime(const device_runtime_config& cfg) : cfg_(cfg) {

@@ -5,6 +5,8 @@
 #pragma once
 #include <string>
 
+#include "weft/runtime.hpp"
+
 namespace weft::exec {
 
 struct gpu_facts {
@@ -25,9 +27,18 @@ struct gpu_facts {
 // the watchdog would kill it a few seconds in, and every task with it (device_fault).
 void check_gpu_facts(const gpu_facts& f);
 
-// Whether GPU `device` has what the cuda backend needs (check_gpu_facts would accept it):
+// Whether check_gpu_facts accepts a GPU with these facts.
+bool facts_fit(const gpu_facts& f) noexcept;
+
+// Whether GPU `device` has what the cuda backend needs (facts_fit of its properties):
 // backend::automatic picks the host backend for one that has not. False without CUDA, or
 // when its properties cannot be read.
 bool gpu_fits(int device) noexcept;
+
+// What backend::automatic (with WEFT_BACKEND unset) runs on, given how many GPUs are present
+// and whether the configured one fits (gpu_fits): the cuda backend only on a GPU that fits,
+// the host backend with no GPU or an unfit one. (A configured device past the GPUs present
+// is refused before this is asked: runtime.cpp.)
+backend automatic_backend(int gpus_present, bool configured_gpu_fits) noexcept;
 
 }  // namespace weft::exec

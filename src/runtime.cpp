@@ -121,7 +121,7 @@ runtime::runtime(const config& cfg) : impl_(std::make_unique<impl>()) {
     if (gpus > 0 && cfg.device >= gpus) cuda_unavailable(cfg.device);  // a GPU asked for that is not there
     // A GPU without what the backend needs (gpu_facts.hpp: a display watchdog, no
     // cooperative launch) is no usable GPU: the host backend runs instead.
-    kind = gpus > 0 && exec::gpu_fits(cfg.device) ? backend::cuda : backend::host;  // (device >= 0: validate)
+    kind = exec::automatic_backend(gpus, gpus > 0 && exec::gpu_fits(cfg.device));  // (device >= 0: validate)
   }
   if (kind == backend::host && cfg.workers > max_host_workers)
     throw error(errc::invalid_argument, "weft: config::workers must be at most " + std::to_string(max_host_workers) +

@@ -65,3 +65,24 @@ TEST_CASE("a GPU below compute capability 9.0 is refused when the runtime is mad
   f.compute_minor = 1;
   CHECK_NOTHROW(weft::exec::check_gpu_facts(f));
 }
+
+TEST_CASE("backend::automatic runs on the host backend beside a GPU the cuda backend refuses, and on the GPU only "
+          "when it fits",
+          "[runtime]") {
+  using weft::backend;
+  using weft::exec::automatic_backend;
+  using weft::exec::facts_fit;
+  weft::exec::gpu_facts fits;
+  REQUIRE(facts_fit(fits));
+  CHECK(automatic_backend(1, facts_fit(fits)) == backend::cuda);
+  CHECK(automatic_backend(0, true) == backend::host);  // no GPU present
+  weft::exec::gpu_facts old = fits, watchdog = fits, no_coop = fits;
+  old.compute_major = 8;
+  old.compute_minor = 6;
+  watchdog.kernel_exec_timeout = true;
+  no_coop.cooperative_launch = false;
+  for (const weft::exec::gpu_facts& f : {old, watchdog, no_coop}) {
+    CHECK_FALSE(facts_fit(f));
+    CHECK(automatic_backend(2, facts_fit(f)) == backend::host);
+  }
+}
