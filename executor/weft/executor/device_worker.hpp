@@ -31,9 +31,9 @@
 // Searching and parking (tokio's worker.rs, adapted)
 //   * At most max_searchers warps search at once (`searching`, device scope; relaxed:
 //     a bound that publishes nothing, try_begin_search). A searcher looks at 128 rings
-//     from a random start, 32 per step (lane i checks one),
-//     steals half of the first non-empty one, and checks inject shards 0-31 (every
-//     shard is looked at by pop_other_shards and register_sleeper before a warp parks).
+//     from a random start, 32 per step (lane i checks one), steals half of the first one
+//     holding steal_min or more, and checks inject shards 0-31 (every shard is looked at
+//     by pop_other_shards and register_sleeper before a warp parks).
 //     The look round after a nap that ended without a token (steal(c, 32) in find_work)
 //     is not counted in `searching`: warps that parked together may look round together.
 //   * A warp that finds nothing parks: lane 0 adds itself to `sleepers` (seq_cst) and
@@ -329,13 +329,23 @@ __device__ inline bool requeues(detail::after_run r) noexcept {
   return r == detail::after_run::requeue_back || r == detail::after_run::requeue_now;
 }
 
+// The fewest tasks a ring must hold to be stolen from, and to wake a sleeper for (settle):
+// a ring holds what its warp's staging area spilled, and its owner's next batch (32 lanes)
+// takes a few at once, so a thief taking one to three of them spreads the work over more
+// warps in smaller batches. With thieves taking from any non-empty ring, yield_many 1M x 0
+// (spawn and join) ran ~6 % slower (forty-third session, docs/benchmarks.md). What thieves
+// leave is never lost: the owner's next trip takes it. It waits for that trip, though: behind
+// a batch that runs long (a task computing without suspending, an in-place wait of up to
+// 20 us), up to steal_min - 1 ring tasks wait too, where a thief would have taken them.
+inline constexpr std::uint32_t steal_min = 4;
+
 // Step 3: requeue what this lane's task asked for, aggregated over the warp, then
 // spill the staging area beyond the LIFO slot into the ring or the inject queue.
 __device__ inline void settle(worker_ctx& c, detail::task_header* t, detail::after_run r) noexcept {
   push_to_ring(c, requeues(r) ? t : nullptr);
   flush_staging(c);
   // Enough to share? Only worth a look when this batch put something in the ring.
-  if (c.lane == 0 && !c.st.ring_empty && warp_ring::length_hint(c.w.ring) >= 4) notify_one(c.d);
+  if (c.lane == 0 && !c.st.ring_empty && warp_ring::length_hint(c.w.ring) >= steal_min) notify_one(c.d);
 }
 
 // Whether settle has anything to do after a batch: a lane's task asked to be requeued,
@@ -381,7 +391,7 @@ __device__ inline bool steal(worker_ctx& c, std::uint32_t victims) noexcept {
   start = __shfl_sync(full_mask, start, 0);
   for (std::uint32_t base = 0; base < victims && base < n; base += 32) {
     const std::uint32_t v = (start + base + c.lane) % n;
-    const bool has = v != c.id && base + c.lane < n && warp_ring::length_hint(c.d.workers[v].ring) != 0;
+    const bool has = v != c.id && base + c.lane < n && warp_ring::length_hint(c.d.workers[v].ring) >= steal_min;
     const std::uint32_t mask = __ballot_sync(full_mask, has);
     if (mask == 0) continue;
     const std::uint32_t victim = __shfl_sync(full_mask, v, __ffs(mask) - 1);
