@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 44, call c, on the final device code (dc9293a + the task awaiter holding one pointer to its task):
-# 1. weft_bench_device A/B, alternating, 2 rounds: steal = dc9293a (build/steal44), awaiter = final (build/cuda);
+# 1. weft_bench_device A/B, alternating, 1 round: steal = dc9293a (build/steal44), awaiter = final (build/cuda);
 # 2. scripts/gpu-check; 3. scripts/gpu-bench.
 # Pack: tar -cJf build/carry/s44c.tar.xz build/cuda/tests/weft_tests build/cuda/tests/weft_device_smoke \
 #   build/cuda/examples/saxpy build/cuda/examples/file_pipeline build/cuda/bench/weft_bench_device \
@@ -12,7 +12,7 @@ tar -xJf build/carry/s44c.tar.xz
 t0=$(date +%s)
 export LD_LIBRARY_PATH=build/cuda/bench
 f='spawn_many|yield_many'
-for r in 1 2; do
+for r in 1; do
   for v in steal awaiter; do
     case $v in steal) b=build/steal44/weft_bench_device ;; awaiter) b=build/cuda/bench/weft_bench_device ;; esac
     timeout 60 $b --benchmark_filter="$f" --benchmark_counters_tabular=true --benchmark_out="$o/ab-$v-$r.json" \
