@@ -8,7 +8,7 @@
 // other, the refill tasks' time adds to the batch's.
 //
 // Each lane walks its own random cycle through a table (dependent loads, L2-resident), `steps`
-// times. Modes (one warp per block, `warps_per_sm` blocks per SM):
+// times. Modes (one warp per block; 1, 4 and 12 blocks per SM in turn):
 //   0  all 32 lanes walk, converged (one code path)
 //   1  lanes 0-15 walk, the others idle
 //   2  lanes 0-15 walk through walk_a, lanes 16-31 through walk_b: one indirect call, two targets
@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
       cudaEventSynchronize(b);
       float ms = 0;
       cudaEventElapsedTime(&ms, a, b);
+      cudaEventDestroy(a), cudaEventDestroy(b);
       cudaMemcpy(hc.data(), cyc, blocks * 8, cudaMemcpyDeviceToHost);
       double avg = 0;
       for (auto c : hc) avg += double(c);
