@@ -519,6 +519,7 @@ void host_executor::destroy_incomplete_roots() noexcept {
     auto st = detail::state_of(t);
     if (st.load(detail::mo_relaxed) & completed) return;  // one thread from here (step 3)
     if (st.fetch_or(completed | doomed, detail::mo_acq_rel) & handle) return;
+    detail::cancel_group_child(t);  // a spawn_group's child: before `joiner` is reused below
     t->joiner = unnamed;
     unnamed = t;
   });

@@ -375,6 +375,7 @@ weft::task<int> held_until(std::atomic<bool>* go) {
   while (!go->load()) std::this_thread::yield();
   co_return 7;
 }
+weft::task<int> one_more() { co_return 1; }
 // Spawns a task that cannot finish yet and joins it: plainly, or through as_result.
 weft::task<int> spawn_and_join(std::atomic<bool>* go, bool as_result) {
   auto h = weft::spawn(held_until(go));
@@ -431,6 +432,43 @@ TEST_CASE("under run_inline on a worker thread a join of an unfinished task gets
   CHECK(weft_test::wait_for_no_live_tasks(rt, std::chrono::seconds(10)) == 0);  // both held_until tasks finished, freed
   rt.shutdown();
   CHECK(rt.live_frame_blocks() == 0);
+}
+
+namespace {
+// Spawns two children into a group (one that cannot finish yet) and joins the group.
+weft::task<int> group_join(std::atomic<bool>* go) {
+  weft::spawn_group<int> g(2);
+  if (!g.spawn([](std::atomic<bool>* p) { return held_until(p); }, go)) co_return -1;
+  if (!g.spawn([](std::atomic<bool>* p) { return held_until(p); }, go)) co_return -1;
+  co_return static_cast<int>(co_await g.join());
+}
+weft::task<int> group_join_under_run_inline(std::atomic<bool>* go) {
+  const weft::result<int> r = weft::run_inline(group_join(go));  // the group is dropped as it unwinds
+  go->store(true);
+  co_return !r && r.error() == weft::errc::would_block ? 1 : 0;
+}
+weft::task<int> group_outside_a_runtime() {
+  weft::spawn_group<int> g(1);
+  auto idx = g.spawn([] { return one_more(); });
+  const std::uint32_t failed = co_await g.join();  // nothing was spawned: ready at once
+  co_return !idx && idx.error() == weft::errc::no_runtime && failed == 0 && g.size() == 0 ? 1 : 0;
+}
+}  // namespace
+
+TEST_CASE("under run_inline on a worker thread a spawn group's join of unfinished children gets would_block, and the "
+          "children run on, free themselves and the group",
+          "[task][executor][group]") {
+  weft::runtime rt(host_config(2));
+  std::atomic<bool> go{false};
+  REQUIRE(rt.block_on([](std::atomic<bool>* g) { return group_join_under_run_inline(g); }, &go) == 1);
+  CHECK(weft_test::wait_for_no_live_tasks(rt, std::chrono::seconds(10)) == 0);
+  rt.shutdown();
+  CHECK(rt.live_frame_blocks() == 0);
+}
+
+TEST_CASE("a spawn group outside any runtime refuses spawns with no_runtime, and its join is ready at once",
+          "[task][group]") {
+  REQUIRE(weft::run_inline(group_outside_a_runtime()).value() == 1);
 }
 
 // ---------------------------------------------------------------- shutdown beside other threads

@@ -15,6 +15,7 @@
 #include "weft/semaphore.hpp"
 #include "weft/sleep.hpp"
 #include "weft/spawn.hpp"
+#include "weft/spawn_group.hpp"
 #include "weft/task.hpp"
 #include "weft/when_all.hpp"
 #include "weft/warp.hpp"

@@ -40,7 +40,8 @@
 //   side tables   block_class (class + 1 at each block's first 64-byte granule, written
 //                 once when carved) and block_live (1 while the block holds a coroutine
 //                 frame, 2 while it holds another object: a channel's buffer, when_any's
-//                 shared state). Shutdown scans them to find every frame still alive.
+//                 shared state; 3 for a spawn_group's block). Shutdown scans them to find
+//                 every frame, and every group block, still alive.
 // Invariants
 //   * A block is in exactly one place: a magazine on a shard's stack, one lane cache, or
 //     a live frame or object (block_live != 0 exactly in the last case).
@@ -90,7 +91,7 @@ class device_frames {
   WEFT_HOST_DEVICE explicit device_frames(device_sched& d) noexcept : d_(d) {}
 
   // cache may be null (outside a worker lane: teardown).
-  static constexpr std::uint8_t live_frame = 1, live_object = 2;
+  static constexpr std::uint8_t live_frame = 1, live_object = 2, live_group = 3;
 
   // The common cases, inline (device_hooks.hpp): a block from the lane's own cache, and a
   // block back into it while it has room. Each loads and stores only the lane's cache

@@ -445,6 +445,19 @@ __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept 
   return errc{};
 }
 
+// Queues a spawn_group child's tagged slot (run.hpp, submit_group_child): as an unpinned
+// root's spawn, but no frame exists yet; the lane that takes it makes one
+// (device_worker.hpp, start_group_child).
+__device__ inline errc device_submit_group_entry(void* sched, task_header* entry) noexcept {
+  auto* d = static_cast<exec::device_sched*>(sched);
+  const exec::lane_ids id = exec::current_lane_ids();
+  if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
+  if (!exec::enqueue_from_lane(*d, id, entry, /*may_fail=*/true)) return errc::queue_full;
+  cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(exec::g_worker_consts.workers[id.worker].stats.spawned)
+      .fetch_add(1, cuda::std::memory_order_relaxed);
+  return errc{};
+}
+
 // A pinned root completed: the calling lane is its home's (run_and_settle runs pinned
 // tasks only there), so this warp counts one fewer (device_worker::pinned_live).
 __device__ inline void device_pinned_root_completed() noexcept {

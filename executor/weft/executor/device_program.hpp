@@ -122,7 +122,12 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_
 //     block: the state word, at offset 64, past the 64 bytes a free block may hold for
 //     its magazine. That stays harmless as long as no destructor run by the teardown
 //     allocates a frame (none in weft does), and the arena is freed after it.
-enum class teardown_list : int { incomplete, doomed_alive, disown };
+//   A spawn_group's child is cancelled before its frame goes (cancel_group_child: its
+//     outcome shutting_down, its count taken from the group, nobody woken).
+//   Phase 3, once no root is left: free every spawn_group block still alive
+//     (teardown_list::groups). Each was dropped by its owner, whose frame is gone, and
+//     waits for children that never started: their queue entries died with the kernel.
+enum class teardown_list : int { incomplete, doomed_alive, disown, groups };
 
 __device__ inline detail::promise_base* root_at_granule(device_sched* d, std::uint64_t g) noexcept {
   if (d->block_class[g] == 0 || d->block_live[g] != device_frames::live_frame) return nullptr;
@@ -137,6 +142,13 @@ __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, s
   const std::uint64_t granules = (d->carved < d->arena_bytes ? d->carved : d->arena_bytes) / device_frames::granule;
   for (std::uint64_t g = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; g < granules;
        g += std::uint64_t{gridDim.x} * blockDim.x) {
+    if (what == teardown_list::groups) {
+      if (d->block_class[g] != 0 && d->block_live[g] == device_frames::live_group) {
+        const std::uint32_t i = atomicAdd(count, 1u);
+        if (i < cap) out[i] = reinterpret_cast<detail::task_header*>(d->arena + g * device_frames::granule);
+      }
+      continue;
+    }
     detail::promise_base* p = root_at_granule(d, g);
     if (p == nullptr) continue;
     const std::uint32_t s = p->state;
@@ -167,8 +179,17 @@ __global__ void weft_teardown_destroy(device_sched* d, detail::task_header** roo
       if (s & detail::task_state::handle) roots[i] = nullptr;  // named: not destroyed here
     }
   }
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (roots[i] != nullptr) detail::device_destroy_frame(detail::frame_of(roots[i]));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (roots[i] == nullptr) continue;
+    detail::cancel_group_child(roots[i]);
+    detail::device_destroy_frame(detail::frame_of(roots[i]));
+  }
+}
+
+// One thread: phase 3's frees (the listed blocks are group_base's, not roots).
+__global__ void weft_teardown_free_groups(const std::uint32_t* count, detail::task_header** blocks, std::uint32_t cap) {
+  const std::uint32_t n = *count < cap ? *count : cap;
+  for (std::uint32_t i = 0; i < n; ++i) detail::group_free(reinterpret_cast<detail::group_base*>(blocks[i]));
 }
 
 // Returns every lane cache to the shards, so the live-block count is exact.
@@ -229,7 +250,7 @@ int program_attributes(kernel_report* r) {
 }
 
 // The teardown steps that run on the GPU (device_runtime.cpp calls this after the
-// worker kernel ended): phase 1 and phase 2 (above weft_teardown_scan), then flush the
+// worker kernel ended): phases 1, 2 and 3 (above weft_teardown_scan), then flush the
 // lane caches.
 int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
@@ -244,7 +265,7 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
   // launched leaves no error for the stream's synchronization, and a scan that did not
   // run reads as "none left" (a destroy that did not run, as the same roots for ever).
   // Lists the roots `what` asks for and destroys them, a batch at a time, until none is listed.
-  auto drain = [&](teardown_list what, bool mark) -> int {
+  auto drain = [&](teardown_list what, bool mark) -> int {  // mark: phase 1; groups: phase 3
     for (;;) {
       // Both enqueues are checked: one refused would leave n at 0, read as none left.
       if (cudaError_t e = cudaMemsetAsync(s.count, 0, sizeof(std::uint32_t), stream); e != cudaSuccess) return e;
@@ -255,7 +276,8 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
         return e;
       if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
       if (n == 0) return cudaSuccess;
-      weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity, mark);
+      if (what == teardown_list::groups) weft_teardown_free_groups<<<1, 1, 0, stream>>>(s.count, s.roots, s.capacity);
+      else weft_teardown_destroy<<<1, 1, 0, stream>>>(d, s.roots, s.count, s.capacity, mark);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
   };
@@ -263,6 +285,7 @@ int program_teardown(device_sched* d, const teardown_scratch& s, void* stream_pt
   weft_teardown_scan<<<s.scan_blocks, 256, 0, stream>>>(d, s.roots, s.capacity, s.count, teardown_list::disown);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (const int e = drain(teardown_list::doomed_alive, false); e != cudaSuccess) return e;  // phase 2
+  if (const int e = drain(teardown_list::groups, false); e != cudaSuccess) return e;         // phase 3
   weft_flush_caches<<<s.scan_blocks, 256, 0, stream>>>(d);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   return cudaStreamSynchronize(stream);

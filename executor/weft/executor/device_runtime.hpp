@@ -40,8 +40,10 @@
 //      completed by scanning the frame pool's side tables, mark each completed and
 //      destroy those no join handle names (a handle dropped on the way frees the root it
 //      names), until none is left; then clear the mark on the named ones still alive and
-//      destroy them (nested destructions deferred, so any chain depth is fine; the two
-//      phases are described above weft_teardown_scan in device_program.hpp); then return
+//      destroy them (nested destructions deferred, so any chain depth is fine; a
+//      spawn_group's child is cancelled first); then free the spawn_group blocks still
+//      alive, whose last children never started (the three phases are described above
+//      weft_teardown_scan in device_program.hpp); then return
 //      the lane caches to the pool, and clear the program's constants (device_program::
 //      unbind), so that a run_inline kernel launched later in that translation unit
 //      finds no executor instead of a freed one. (Not after a fault: the context is

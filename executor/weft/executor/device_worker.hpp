@@ -660,6 +660,20 @@ __device__ inline void run_held_rounds(worker_ctx& c, std::uint32_t n) noexcept 
   }
 }
 
+// A spawn_group child's queue entry (group_core.hpp): its frame is made here, by the lane
+// that runs it (the slot's `create`: the ramp, the frame from this lane's cache), and it runs
+// in this batch, RUNNING from birth (so without begin_run, as a held task). Null when its
+// frame could not be made (the child's outcome says so; it counts as a root destroyed, so
+// that live_tasks, spawned less destroyed, comes back to 0). The slot came to this lane
+// through the queue that handed the entry over, as a task's header does.
+__device__ inline detail::task_header* start_group_child(worker_ctx& c, detail::task_header* entry) noexcept {
+  detail::group_slot* s = detail::group_slot_of(entry);
+  detail::task_header* t = s->ops->create(s);
+  if (t != nullptr) t->state = detail::task_state::running;
+  else cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(c.w.stats.destroyed).fetch_add(1, cuda::std::memory_order_relaxed);
+  return t;
+}
+
 __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint32_t lane) noexcept {
   worker_ctx c{d, d.workers[id], staging_of_this_warp(), id, lane};
   if (lane == 0) {
@@ -707,9 +721,14 @@ __device__ inline void worker_loop(device_sched& d, std::uint32_t id, std::uint3
       t = find_work(c, &n);
       if (n == 0) continue;
     }
+    bool held = detail::is_still_running(t);  // back from a private bulk job
+    if (detail::is_group_entry(t)) {
+      t = start_group_child(c, t);
+      held = true;  // RUNNING from birth
+    } else {
+      t = detail::untag(t);
+    }
     const bool lone = mark_batch(c, t);
-    const bool held = detail::is_still_running(t);  // back from a private bulk job
-    t = detail::untag(t);
     const detail::after_run r = run_batch(c, t, held, lone);
     if (needs_settle(c, r)) settle(c, t, r);
     run_held_rounds(c, n);

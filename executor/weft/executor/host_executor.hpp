@@ -49,7 +49,8 @@
 //      COMPLETED (it will never run again), so that a join handle to it, dropped when
 //      the frame that holds the handle is destroyed, frees it as for any completed
 //      root, rather than touching it after it was freed: (a) mark them all (COMPLETED |
-//      DOOMED); (b) destroy those that no handle names, whose frames drop the handles
+//      DOOMED), and cancel each spawn_group child among them (its outcome
+//      shutting_down, its group's count taken, nobody woken: run.hpp); (b) destroy those that no handle names, whose frames drop the handles
 //      they hold (freeing the roots those name); (c) the marked roots still alive (a task holding its own
 //      handle, a cycle of handles and what hangs off it, or a handle outside any
 //      frame, which must not be dropped after shutdown): clear their COMPLETED bit,

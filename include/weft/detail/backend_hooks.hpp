@@ -201,6 +201,16 @@ WEFT_HOST_DEVICE inline void frame_deallocate(void* p, std::size_t n) noexcept {
 #endif
 }
 
+// A spawn_group's block (group_core.hpp): on the GPU marked as a group's, so that
+// shutdown frees those whose last children never ran (device_program.hpp, phase 3).
+WEFT_HOST_DEVICE inline void* group_allocate(std::size_t n) noexcept {
+#if WEFT_DEVICE_PASS
+  return device_frame_allocate(n, exec::device_frames::live_group);
+#else
+  return host_frame_allocate(n);
+#endif
+}
+
 // Frees a block from object_allocate.
 WEFT_HOST_DEVICE inline void object_deallocate(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
 

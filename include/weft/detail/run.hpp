@@ -4,6 +4,7 @@
 // for the state word and for why resumption goes through a driver loop.
 #pragma once
 #include "weft/detail/backend_hooks.hpp"
+#include "weft/detail/group_core.hpp"
 #include "weft/detail/task_header.hpp"
 
 namespace weft::detail {
@@ -180,6 +181,77 @@ WEFT_HOST_DEVICE inline void complete_root(task_header* t) noexcept {
   if (!(s & task_state::handle)) destroy_root(t);
 }
 
+// ---- spawn groups (group_core.hpp has the roles, the state word and the orders)
+
+WEFT_HOST_DEVICE inline void group_free(group_base* g) noexcept { object_deallocate(g, g->bytes); }
+
+// A child counts itself finished, its outcome written. The one that takes UNFINISHED to
+// 0 frees the block when the owner dropped the group, else wakes the owner if it waits
+// (not when shutdown cancels it: `may_wake` false, nothing runs again). Nothing reads the
+// block after the RMW except that one child, and it only before its wake or free.
+WEFT_HOST_DEVICE inline void group_child_done(group_base* g, bool may_wake) noexcept {
+  const std::uint32_t s = group_state_of(g).fetch_sub(1, mo_acq_rel);
+  if ((s & group_state::unfinished_mask) != 1) return;
+  if (s & group_state::dropped) return group_free(g);
+  if ((s & group_state::awaiter) && may_wake) wake(g->joiner);
+}
+
+// The owner's drop. After a join that saw every child spawned so far finished (`joined`
+// == `size`), no child can touch the block again and the join's acquire ordered their
+// writes before this: free it at once. Otherwise mark it DROPPED (clearing AWAITER: a
+// frame destroyed by shutdown while parked in join) and leave it to the last child.
+WEFT_HOST_DEVICE inline void group_drop(group_base* g) noexcept {
+  if (g->joined == g->size) return group_free(g);
+  auto st = group_state_of(g);
+  std::uint32_t s = st.load(mo_relaxed);
+  while (!st.compare_exchange_weak(s, (s & ~group_state::awaiter) | group_state::dropped, mo_acq_rel, mo_relaxed)) {
+  }
+  if ((s & group_state::unfinished_mask) == 0) group_free(g);
+}
+
+// Queues a filled slot as a child (spawn_group::spawn). The GPU queues the slot itself
+// (tagged), and the lane that takes it makes the frame (device_worker.hpp: start_group_child); the
+// host makes the frame here and submits the child as a root. UNFINISHED counts the
+// child first: it may finish before this returns. errc{}: accepted (a child whose
+// frame could not be made counts as one that failed at once).
+WEFT_HOST_DEVICE inline errc submit_group_child(group_slot* s) noexcept {
+  group_base* g = group_of(s);
+  void* sched = current_scheduler();
+  if (sched == nullptr) return errc::no_runtime;
+  group_state_of(g).fetch_add(1, mo_relaxed);  // ordered before the child's RMW by the queue
+#if WEFT_DEVICE_PASS
+  const errc e = device_submit_group_entry(sched, tag_group_entry(s));
+#else
+  task_header* t = s->ops->create(s);
+  if (t == nullptr) return errc{};  // failed at once: its outcome says why
+  t->state = task_state::scheduled;  // no handle: it frees itself (finish_group_child)
+  const errc e = submit_root(sched, t);
+  if (e != errc{}) destroy_frame(frame_of(t));
+#endif
+  if (e != errc{}) group_state_of(g).fetch_sub(1, mo_relaxed);  // never queued: nobody else counts it
+  return e;
+}
+
+// A child's completion (run_and_settle): its outcome into the group, its frame freed, then
+// the RMW (the frame is gone first, so that a woken owner finds it back in a cache).
+WEFT_HOST_DEVICE inline void finish_group_child(task_header* t) noexcept {
+  auto* s = reinterpret_cast<group_slot*>(t->joiner);
+  group_base* g = group_of(s);
+  s->ops->deliver(s, frame_of(t));
+  destroy_root(t);
+  group_child_done(g, /*may_wake=*/true);
+}
+
+// Shutdown, before it destroys a root that never completed: a child reports
+// shutting_down and counts itself finished, waking nobody. Idempotent.
+WEFT_HOST_DEVICE inline void cancel_group_child(task_header* t) noexcept {
+  if (!t->group_child) return;
+  t->group_child = 0;
+  auto* s = reinterpret_cast<group_slot*>(t->joiner);
+  s->ops->fail(s, errc::shutting_down);
+  group_child_done(group_of(s), /*may_wake=*/false);
+}
+
 // The worker's side of running one task: own it, run it, hand it on.
 // Returns what happened so the executor can requeue it in the right place.
 // `held`: the task asked to be held (action::hold) and is still RUNNING; whoever took
@@ -204,6 +276,10 @@ WEFT_HOST_DEVICE inline after_run run_and_settle(task_header* t, bool still_runn
     case run_result::parked: return end_run_parked(t) ? after_run::requeue_now : after_run::idle;
     case run_result::yielded: end_run_yielded(t); return after_run::requeue_back;
     case run_result::completed:
+      if (t->group_child) {
+        finish_group_child(t);
+        return after_run::finished;
+      }
       complete_root(t);
       if (pinned) pinned_root_completed();  // at its home: the check above
       return after_run::finished;

@@ -135,6 +135,8 @@ struct task_header {
   errc failure{};                   // a pending error: set, the driver unwinds before resuming
   std::uint32_t home = no_home;     // the only worker that may resume it (pinned), or no_home
   action act = action::none;        // written by the suspending awaiter, read by the driver
+  std::uint8_t group_child = 0;     // 1: a spawn_group's child; `joiner` names its slot
+                                    // (group_core.hpp), and completion delivers there
 };
 static_assert(sizeof(task_header) == 64, "a root's header is one 64-byte granule");
 
@@ -219,7 +221,8 @@ WEFT_HOST_DEVICE inline device_atomic<std::uint32_t> state_of(task_header* t) no
 WEFT_HOST_DEVICE inline bool parks_nowhere(const task_header* me) noexcept { return me->sched == nullptr; }
 
 // Queue entries of held tasks carry this tag in the pointer's low bit (headers are
-// 8-byte aligned), so the worker that takes one skips begin_run (run.hpp).
+// 8-byte aligned), so the worker that takes one skips begin_run (run.hpp). Bit 1 marks a
+// spawn_group's slot (group_core.hpp: is_group_entry); untag clears both.
 WEFT_HOST_DEVICE inline task_header* tag_still_running(task_header* t) noexcept {
   return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) | 1u);
 }
@@ -227,7 +230,7 @@ WEFT_HOST_DEVICE inline bool is_still_running(const task_header* t) noexcept {
   return (reinterpret_cast<std::uintptr_t>(t) & 1u) != 0;
 }
 WEFT_HOST_DEVICE inline task_header* untag(task_header* t) noexcept {
-  return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) & ~std::uintptr_t{1});
+  return reinterpret_cast<task_header*>(reinterpret_cast<std::uintptr_t>(t) & ~std::uintptr_t{3});
 }
 
 }  // namespace weft::detail
