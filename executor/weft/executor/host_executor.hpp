@@ -50,8 +50,9 @@
 //      the frame that holds the handle is destroyed, frees it as for any completed
 //      root, rather than touching it after it was freed: (a) mark them all (COMPLETED |
 //      DOOMED), and cancel each spawn_group child among them (its outcome
-//      shutting_down, its group's count taken, nobody woken: run.hpp); (b) destroy those that no handle names, whose frames drop the handles
-//      they hold (freeing the roots those name); (c) the marked roots still alive (a task holding its own
+//      shutting_down, its group's count taken, nobody woken: run.hpp); (b) destroy
+//      those that no handle names, whose frames drop the handles they hold (freeing
+//      the roots those name); (c) the marked roots still alive (a task holding its own
 //      handle, a cycle of handles and what hangs off it, or a handle outside any
 //      frame, which must not be dropped after shutdown): clear their COMPLETED bit,
 //      destroy each once, and keep their freed frames until the last one is destroyed
