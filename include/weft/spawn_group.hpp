@@ -227,7 +227,7 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI spawn_group {
     s.ops = &detail::group_ops_of<T, F, A...>::ops;
     s.link = nullptr;
     s.index = g_->size;
-    call c{fn, make_args(args...)};
+    call c{fn, {args...}};  // group_args' nested members by brace elision
     std::memcpy(s.payload, &c, sizeof c);
     const errc e = detail::submit_group_child(&s);
     if (e != errc{}) return unexpected(e);
@@ -241,18 +241,6 @@ class [[nodiscard]] WEFT_DEVICE_OWNER_ABI spawn_group {
   WEFT_HOST_DEVICE const result<T>& outcome(std::uint32_t i) const noexcept { return *detail::group_outcome<T>(g_, i); }
 
  private:
-  template <class... A>
-  WEFT_HOST_DEVICE static detail::group_args<A...> make_args(const A&... a) noexcept {
-    if constexpr (sizeof...(A) == 0) {
-      return {};
-    } else {
-      return make_args_from(a...);
-    }
-  }
-  template <class H, class... R>
-  WEFT_HOST_DEVICE static detail::group_args<H, R...> make_args_from(const H& h, const R&... r) noexcept {
-    return {h, make_args(r...)};
-  }
   WEFT_HOST_DEVICE detail::group_slot& slot(std::uint32_t i) noexcept {
     return detail::group_slots(g_)[i];
   }

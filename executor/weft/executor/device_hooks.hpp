@@ -422,10 +422,12 @@ __device__ inline bool device_owes_trip() noexcept {
   return exec::trip_budget_spent(exec::staging_of_this_warp()) && exec::alone_in_warp(id);
 }
 
-__device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {
+// Queues a spawn's entry: a new root's header (pinned to `home`, or no_home), or a
+// spawn_group child's tagged slot (run.hpp, submit_group_child: never pinned; no frame
+// exists yet, and the lane that takes it makes one: device_worker.hpp, start_group_child).
+__device__ inline errc device_submit_entry(void* sched, task_header* t, std::uint32_t home) noexcept {
   auto* d = static_cast<exec::device_sched*>(sched);
   const exec::lane_ids id = exec::current_lane_ids();
-  const std::uint32_t home = t->home;  // before the atomic load: spawn_on's store, forwarded
   if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
   if (home != no_home) {
     // Counted before the task is published, so that its completion (at home) never takes
@@ -444,18 +446,8 @@ __device__ inline errc device_submit_root(void* sched, task_header* t) noexcept 
       .fetch_add(1, cuda::std::memory_order_relaxed);
   return errc{};
 }
-
-// Queues a spawn_group child's tagged slot (run.hpp, submit_group_child): as an unpinned
-// root's spawn, but no frame exists yet; the lane that takes it makes one
-// (device_worker.hpp, start_group_child).
-__device__ inline errc device_submit_group_entry(void* sched, task_header* entry) noexcept {
-  auto* d = static_cast<exec::device_sched*>(sched);
-  const exec::lane_ids id = exec::current_lane_ids();
-  if (device_atomic<std::uint32_t>(d->stop).load(mo_relaxed)) return errc::shutting_down;
-  if (!exec::enqueue_from_lane(*d, id, entry, /*may_fail=*/true)) return errc::queue_full;
-  cuda::atomic_ref<std::uint64_t, cuda::thread_scope_block>(exec::g_worker_consts.workers[id.worker].stats.spawned)
-      .fetch_add(1, cuda::std::memory_order_relaxed);
-  return errc{};
+__device__ inline errc device_submit_root(void* sched, task_header* t) noexcept {
+  return device_submit_entry(sched, t, t->home);  // `home` before the stop's load: spawn_on's store, forwarded
 }
 
 // A pinned root completed: the calling lane is its home's (run_and_settle runs pinned

@@ -129,8 +129,13 @@ __global__ void __launch_bounds__(worker_warps_per_block * WEFT_WARP_SIZE, WEFT_
 //     waits for children that never started: their queue entries died with the kernel.
 enum class teardown_list : int { incomplete, doomed_alive, disown, groups };
 
+// Whether granule g starts a block that holds a live `mark` (device_frames::live_*).
+__device__ inline bool block_holds(const device_sched* d, std::uint64_t g, std::uint8_t mark) noexcept {
+  return d->block_class[g] != 0 && d->block_live[g] == mark;
+}
+
 __device__ inline detail::promise_base* root_at_granule(device_sched* d, std::uint64_t g) noexcept {
-  if (d->block_class[g] == 0 || d->block_live[g] != device_frames::live_frame) return nullptr;
+  if (!block_holds(d, g, device_frames::live_frame)) return nullptr;
   detail::promise_base& p = detail::promise_of(d->arena + g * device_frames::granule);
   return p.root == &p ? &p : nullptr;
 }
@@ -143,7 +148,7 @@ __global__ void weft_teardown_scan(device_sched* d, detail::task_header** out, s
   for (std::uint64_t g = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; g < granules;
        g += std::uint64_t{gridDim.x} * blockDim.x) {
     if (what == teardown_list::groups) {
-      if (d->block_class[g] != 0 && d->block_live[g] == device_frames::live_group) {
+      if (block_holds(d, g, device_frames::live_group)) {
         const std::uint32_t i = atomicAdd(count, 1u);
         if (i < cap) out[i] = reinterpret_cast<detail::task_header*>(d->arena + g * device_frames::granule);
       }

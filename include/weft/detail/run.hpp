@@ -220,7 +220,7 @@ WEFT_HOST_DEVICE inline errc submit_group_child(group_slot* s) noexcept {
   if (sched == nullptr) return errc::no_runtime;
   group_state_of(g).fetch_add(1, mo_relaxed);  // ordered before the child's RMW by the queue
 #if WEFT_DEVICE_PASS
-  const errc e = device_submit_group_entry(sched, tag_group_entry(s));
+  const errc e = device_submit_entry(sched, tag_group_entry(s), no_home);
 #else
   task_header* t = s->ops->create(s);
   if (t == nullptr) return errc{};  // failed at once: its outcome says why
